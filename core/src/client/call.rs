@@ -1,0 +1,166 @@
+//! One model call with the resilience rules: retry 429/500/502/503/504/529 (plus the host's
+//! extra statuses) and network errors with exponential backoff and jitter, honour
+//! `Retry-After` only as delay-seconds, let `on_error` decide each attempt within the
+//! `retries` budget. Aborts (deadline, cancel) are handled by the caller, which drops this
+//! future: they are never retried.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::options::ClientOptions;
+use super::redact::{capped, safe_error_body};
+use crate::error::{Error, ErrorKind, HttpErrorDetail, Result};
+use crate::hooks::{ErrorInfo, Tier};
+use crate::transport::{HttpRequest, HttpResponse, Transport};
+
+/// The per-request timeout when the run has no deadline.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The largest `Retry-After` honoured, in seconds.
+const RETRY_AFTER_MAX: u64 = 2_147_483_647;
+
+/// What one run needs to call the model.
+pub(crate) struct Caller<'a> {
+    pub opts: &'a ClientOptions,
+    pub transport: &'a Arc<dyn Transport>,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub secrets: Vec<String>,
+    pub deadline: Option<Instant>,
+}
+
+impl Caller<'_> {
+    /// POSTs `body` until it succeeds or the policy gives up, and decodes the JSON answer.
+    pub async fn call(&self, body: Bytes) -> Result<Value> {
+        let mut attempt: u32 = 0;
+        loop {
+            let timeout = match self.deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => DEFAULT_REQUEST_TIMEOUT,
+            };
+            let request =
+                HttpRequest { url: self.url.clone(), headers: self.headers.clone(), body: body.clone(), timeout };
+            let failure = match self.transport.post(request).await {
+                Ok(resp) if (200..300).contains(&resp.status) => return decode(&resp),
+                Ok(resp) => Failure::Status(resp),
+                Err(e) if e.kind() == ErrorKind::Network => Failure::Network(e),
+                Err(e) => return Err(e),
+            };
+            let info = failure.info(self.opts, attempt);
+            let tier = match &self.opts.on_error {
+                Some(c) => c.classify(info.clone()).await?,
+                None if info.retryable => Tier::Retry,
+                None => Tier::Fail,
+            };
+            if tier == Tier::Fail || attempt >= self.opts.retries {
+                return Err(failure.into_error(&self.secrets));
+            }
+            let delay = match &failure {
+                Failure::Status(r) => retry_after(r.header("retry-after")),
+                Failure::Network(_) => None,
+            };
+            let delay = delay.unwrap_or_else(|| backoff(self.opts.retry_base_ms, attempt));
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+}
+
+enum Failure {
+    Status(HttpResponse),
+    Network(Error),
+}
+
+impl Failure {
+    fn info(&self, opts: &ClientOptions, attempt: u32) -> ErrorInfo {
+        match self {
+            Failure::Status(r) => ErrorInfo {
+                status: Some(r.status),
+                error: None,
+                attempt,
+                retryable: opts.is_retryable_status(r.status),
+            },
+            Failure::Network(e) => {
+                ErrorInfo { status: None, error: Some(e.message().to_string()), attempt, retryable: true }
+            }
+        }
+    }
+
+    fn into_error(self, secrets: &[String]) -> Error {
+        match self {
+            Failure::Network(e) => e,
+            Failure::Status(r) => {
+                let text = String::from_utf8_lossy(&r.body);
+                let body = safe_error_body(r.status, &text, secrets);
+                let shown = capped(&body);
+                let retry_after = r.header("retry-after").map(str::to_string);
+                Error::http(HttpErrorDetail { status: r.status, body, retry_after }, &shown)
+            }
+        }
+    }
+}
+
+fn decode(resp: &HttpResponse) -> Result<Value> {
+    serde_json::from_slice(&resp.body).map_err(|e| {
+        Error::protocol(format!("provider answered {} with a body that is not JSON ({e})", resp.status))
+    })
+}
+
+/// `Retry-After` as a delay: ASCII digits only, `0..=2147483647` seconds; anything else
+/// (dates, fractions, signs, garbage) is `None` and the caller backs off instead.
+pub(crate) fn retry_after(value: Option<&str>) -> Option<Duration> {
+    let s = value?.trim();
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = s.parse().ok()?;
+    (n <= RETRY_AFTER_MAX).then(|| Duration::from_secs(n))
+}
+
+/// `base * 2^attempt` plus up to 100 ms of jitter.
+pub(crate) fn backoff(base_ms: u64, attempt: u32) -> Duration {
+    let exp = base_ms.saturating_mul(1u64 << attempt.min(20));
+    Duration::from_millis(exp.saturating_add(jitter_ms()))
+}
+
+fn jitter_ms() -> u64 {
+    // A splitmix step over a global counter seeded by the clock: plenty for spreading retries.
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut z = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) % 100
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_delay_seconds_only() {
+        assert_eq!(retry_after(Some("0")), Some(Duration::ZERO));
+        assert_eq!(retry_after(Some(" 7 ")), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after(Some("2147483647")), Some(Duration::from_secs(2_147_483_647)));
+        for bad in ["2147483648", "-1", "1.5", "+3", "", "Wed, 21 Oct 2015 07:28:00 GMT", "٣"] {
+            assert_eq!(retry_after(Some(bad)), None, "{bad:?}");
+        }
+        assert_eq!(retry_after(None), None);
+    }
+
+    #[test]
+    fn backoff_grows_exponentially_with_bounded_jitter() {
+        for attempt in 0..4 {
+            let d = backoff(100, attempt).as_millis() as u64;
+            let base = 100 << attempt;
+            assert!(d >= base && d < base + 100, "{d}");
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! Client configuration. One options struct, defaults as upstream toolnexus.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::hooks::{Hooks, OnError, WaitFor};
+use crate::transport::Transport;
+use crate::types::JsonObject;
+
+/// The wire format of the provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Style {
+    /// `POST {base}/chat/completions`, Bearer auth.
+    OpenAi,
+    /// `POST {base}/v1/messages`, `x-api-key` auth.
+    Anthropic,
+}
+
+impl Style {
+    /// The option string: `openai` or `anthropic`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Style::OpenAi => "openai",
+            Style::Anthropic => "anthropic",
+        }
+    }
+
+    /// Parses `openai` or `anthropic`.
+    pub fn parse(s: &str) -> Result<Style> {
+        match s {
+            "openai" => Ok(Style::OpenAi),
+            "anthropic" => Ok(Style::Anthropic),
+            other => Err(Error::invalid(format!("style must be \"openai\" or \"anthropic\", got {other:?}"))),
+        }
+    }
+}
+
+/// The statuses retried by default.
+pub const DEFAULT_RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
+
+/// Request-body keys a `request_params` entry may not set.
+const FORBIDDEN_PARAMS: [&str; 3] = ["messages", "tools", "stream"];
+
+/// Everything a [`super::Client`] is built from.
+#[derive(Clone)]
+pub struct ClientOptions {
+    /// The provider base URL (`https://api.openai.com/v1`, `https://api.anthropic.com`, ...).
+    pub base_url: String,
+    /// The wire format.
+    pub style: Style,
+    /// The model id, sent verbatim every turn.
+    pub model: String,
+    /// The API key; when `None`, read at run time from `OPENROUTER_API_KEY`, then the
+    /// style's own variable, then `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`. Never logged.
+    pub api_key: Option<String>,
+    /// Extra request headers (they win over the engine's own). Values are never logged.
+    pub headers: Vec<(String, String)>,
+    /// The system prompt.
+    pub system_prompt: Option<String>,
+    /// Model round trips per run (default 10).
+    pub max_turns: u32,
+    /// Retries of a failed model call (default 2).
+    pub retries: u32,
+    /// Backoff base in milliseconds: `base * 2^attempt` plus up to 100 ms jitter (default 500).
+    pub retry_base_ms: u64,
+    /// Statuses retried on top of 429/500/502/503/504/529.
+    pub retryable_statuses: Vec<u16>,
+    /// Whole-run deadline in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Anthropic `max_tokens` (default 4096).
+    pub max_tokens: u32,
+    /// Extra top-level body keys merged into every request (they win; `messages`, `tools`
+    /// and `stream` are refused).
+    pub request_params: Option<JsonObject>,
+    /// The HTTP transport; `None` means the engine's pooled reqwest client.
+    pub transport: Option<Arc<dyn Transport>>,
+    /// Resolves suspensions inline; `None` means a suspension halts the run (`pending`).
+    pub wait_for: Option<Arc<dyn WaitFor>>,
+    /// Lifecycle hooks.
+    pub hooks: Option<Arc<dyn Hooks>>,
+    /// Retry classifier.
+    pub on_error: Option<Arc<dyn OnError>>,
+}
+
+impl ClientOptions {
+    /// Options with every default, for `base_url`, `style` and `model`.
+    pub fn new(base_url: impl Into<String>, style: Style, model: impl Into<String>) -> ClientOptions {
+        ClientOptions {
+            base_url: base_url.into(),
+            style,
+            model: model.into(),
+            api_key: None,
+            headers: Vec::new(),
+            system_prompt: None,
+            max_turns: 10,
+            retries: 2,
+            retry_base_ms: 500,
+            retryable_statuses: Vec::new(),
+            timeout_ms: None,
+            max_tokens: 4096,
+            request_params: None,
+            transport: None,
+            wait_for: None,
+            hooks: None,
+            on_error: None,
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        let url = self.base_url.trim();
+        let host = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")).unwrap_or("");
+        if host.is_empty() || host.starts_with('/') {
+            return Err(Error::invalid(format!("base_url must be an http(s) URL, got {url:?}")));
+        }
+        if self.model.is_empty() {
+            return Err(Error::invalid("model must not be empty"));
+        }
+        if self.max_turns == 0 {
+            return Err(Error::invalid("max_turns must be at least 1"));
+        }
+        if let Some(params) = &self.request_params {
+            if let Some(k) = FORBIDDEN_PARAMS.iter().find(|k| params.contains_key(**k)) {
+                return Err(Error::invalid(format!(
+                    "request_params may not set \"{k}\" (the engine owns it)"
+                )));
+            }
+        }
+        for (k, _) in &self.headers {
+            if k.is_empty() || !k.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+                return Err(Error::invalid(format!("invalid header name {k:?}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The endpoint of the style.
+    pub(crate) fn endpoint(&self) -> String {
+        let base = self.base_url.trim().trim_end_matches('/');
+        match self.style {
+            Style::OpenAi => format!("{base}/chat/completions"),
+            Style::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
+            Style::Anthropic => format!("{base}/v1/messages"),
+        }
+    }
+
+    /// The API key, from the options or the environment.
+    pub(crate) fn resolve_key(&self) -> Result<String> {
+        if let Some(k) = self.api_key.as_ref().filter(|k| !k.is_empty()) {
+            return Ok(k.clone());
+        }
+        let own = match self.style {
+            Style::OpenAi => "OPENAI_API_KEY",
+            Style::Anthropic => "ANTHROPIC_API_KEY",
+        };
+        ["OPENROUTER_API_KEY", own, "OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok().filter(|k| !k.is_empty()))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Config,
+                    "No API key: set api_key or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY",
+                )
+            })
+    }
+
+    /// The request headers: the style's own, then the host's (a host header replaces an
+    /// engine header of the same name).
+    pub(crate) fn request_headers(&self, key: &str) -> Vec<(String, String)> {
+        let mut h: Vec<(String, String)> = match self.style {
+            Style::OpenAi => vec![("authorization".into(), format!("Bearer {key}"))],
+            Style::Anthropic => {
+                vec![("x-api-key".into(), key.to_string()), ("anthropic-version".into(), "2023-06-01".into())]
+            }
+        };
+        h.push(("content-type".into(), "application/json".into()));
+        for (k, v) in &self.headers {
+            let k = k.to_ascii_lowercase();
+            h.retain(|(name, _)| *name != k);
+            h.push((k, v.clone()));
+        }
+        h
+    }
+
+    pub(crate) fn is_retryable_status(&self, status: u16) -> bool {
+        DEFAULT_RETRYABLE_STATUSES.contains(&status) || self.retryable_statuses.contains(&status)
+    }
+
+    /// Values that must never appear in an error message.
+    pub(crate) fn secrets(&self, key: &str) -> Vec<String> {
+        let mut s = vec![key.to_string()];
+        s.extend(self.headers.iter().map(|(_, v)| v.clone()).filter(|v| v.len() >= 8));
+        s
+    }
+}
+
+impl fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header_names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("ClientOptions")
+            .field("base_url", &self.base_url)
+            .field("style", &self.style)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "«set»"))
+            .field("header_names", &header_names)
+            .field("max_turns", &self.max_turns)
+            .field("retries", &self.retries)
+            .field("timeout_ms", &self.timeout_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_follow_the_style_rules() {
+        let o = ClientOptions::new("http://h/v1/", Style::OpenAi, "m");
+        assert_eq!(o.endpoint(), "http://h/v1/chat/completions");
+        let a = ClientOptions::new("https://api.anthropic.com", Style::Anthropic, "m");
+        assert_eq!(a.endpoint(), "https://api.anthropic.com/v1/messages");
+        let a1 = ClientOptions::new("http://h/v1", Style::Anthropic, "m");
+        assert_eq!(a1.endpoint(), "http://h/v1/messages");
+    }
+
+    #[test]
+    fn host_headers_replace_engine_headers() {
+        let mut o = ClientOptions::new("http://h", Style::OpenAi, "m");
+        o.headers = vec![("Authorization".into(), "Custom x".into()), ("X-Extra".into(), "1".into())];
+        let h = o.request_headers("k");
+        assert_eq!(
+            h,
+            vec![
+                ("content-type".to_string(), "application/json".to_string()),
+                ("authorization".to_string(), "Custom x".to_string()),
+                ("x-extra".to_string(), "1".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_options_are_rejected() {
+        let mut o = ClientOptions::new("ftp://x", Style::OpenAi, "m");
+        assert!(o.validate().is_err());
+        o.base_url = "http://x".into();
+        o.max_turns = 0;
+        assert!(o.validate().is_err());
+        o.max_turns = 1;
+        o.request_params = serde_json::json!({"messages": []}).as_object().cloned();
+        assert!(o.validate().unwrap_err().message().contains("\"messages\""));
+        assert!(Style::parse("gemini").is_err());
+    }
+}

@@ -1,0 +1,194 @@
+//! The loop itself, plus the whole-run deadline and cancellation around it.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::call::Caller;
+use super::options::Style;
+use super::turn::{Plan, ToolEnv, TurnOutcome};
+use super::{resume, wire, Client, RunInput};
+use crate::error::{Error, ErrorKind, Result};
+use crate::hooks::{AfterLlmEvent, BeforeLlmEvent, HookSet};
+use crate::types::{Request, RunResult, RunStatus, ToolCallRecord, Usage, LIMIT_MAX_TURNS};
+
+/// The state a run accumulates.
+struct State {
+    messages: Vec<Value>,
+    tools: Vec<Value>,
+    records: Vec<ToolCallRecord>,
+    usage: Usage,
+    turns: u32,
+    model: String,
+    last_text: String,
+}
+
+impl Client {
+    /// Runs the loop for `input`, bounded by the client's `timeout_ms` and `input.cancel`.
+    pub async fn run_input(&self, input: RunInput<'_>) -> Result<RunResult> {
+        let token = input.cancel.clone().unwrap_or_default().child_token();
+        let deadline = self.opts.timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
+        let outer = token.clone();
+        let run = self.drive(input, token.clone(), deadline);
+        let result = match deadline {
+            Some(d) => tokio::select! {
+                r = run => r,
+                () = outer.cancelled() => Err(Error::new(ErrorKind::Cancelled, "run cancelled")),
+                () = tokio::time::sleep_until(d.into()) => Err(self.timeout_error()),
+            },
+            None => tokio::select! {
+                r = run => r,
+                () = outer.cancelled() => Err(Error::new(ErrorKind::Cancelled, "run cancelled")),
+            },
+        };
+        // Tools still holding the run's token learn that the run is over.
+        token.cancel();
+        result
+    }
+
+    fn timeout_error(&self) -> Error {
+        let ms = self.opts.timeout_ms.unwrap_or(0);
+        Error::new(ErrorKind::Timeout, format!("run timeout after {ms}ms (client timeout_ms budget)"))
+    }
+
+    async fn drive(&self, input: RunInput<'_>, cancel: CancellationToken, deadline: Option<Instant>) -> Result<RunResult> {
+        let opts = &self.opts;
+        let key = opts.resolve_key()?;
+        let caller = Caller {
+            opts,
+            transport: &self.transport,
+            url: opts.endpoint(),
+            headers: opts.request_headers(&key),
+            secrets: opts.secrets(&key),
+            deadline,
+        };
+        let enabled = opts.hooks.as_ref().map(|h| h.enabled()).unwrap_or(HookSet::ALL);
+        let env = ToolEnv { opts, toolkit: input.toolkit, hooks: opts.hooks.as_ref(), enabled, cancel, deadline };
+        let tools = match (input.toolkit, opts.style) {
+            (None, _) => Vec::new(),
+            (Some(tk), Style::OpenAi) => tk.to_openai(),
+            (Some(tk), Style::Anthropic) => tk.to_anthropic(),
+        };
+        let system = opts.system_prompt.as_deref();
+        let mut st = State {
+            messages: Vec::new(),
+            tools,
+            records: Vec::new(),
+            usage: Usage::default(),
+            turns: 0,
+            model: opts.model.clone(),
+            last_text: String::new(),
+        };
+
+        if let Some((pending, answer)) = &input.resume {
+            let plan = resume::plan(input.history, pending, answer)?;
+            st.messages = wire::balance(opts.style, plan.messages);
+            let outcome = env.run_turn(&plan.calls, plan.plans, 0).await?;
+            if let Some(req) = st.absorb(opts.style, outcome) {
+                return Ok(st.finish_pending(req));
+            }
+        } else {
+            let fresh = input.history.is_empty();
+            st.messages = wire::balance(opts.style, input.history);
+            let prompt = input.prompt.as_deref().unwrap_or("");
+            st.messages.extend(wire::opening_messages(opts.style, system, fresh, prompt));
+        }
+
+        for _ in 0..opts.max_turns {
+            let turn = st.turns;
+            st.turns += 1;
+            let mut turn_model = opts.model.clone();
+            if let (Some(h), true) = (&opts.hooks, enabled.before_llm) {
+                let ev = BeforeLlmEvent {
+                    messages: st.messages.clone(),
+                    tools: st.tools.clone(),
+                    model: opts.model.clone(),
+                    turn,
+                };
+                if let Some(ov) = h.before_llm(ev).await? {
+                    if let Some(m) = ov.messages {
+                        st.messages = m;
+                    }
+                    if let Some(t) = ov.tools {
+                        st.tools = t;
+                    }
+                    if let Some(m) = ov.model.filter(|m| !m.is_empty()) {
+                        turn_model = m;
+                    }
+                }
+            }
+            let anthropic_system = if opts.style == Style::Anthropic { system } else { None };
+            let body = wire::build_body(opts, &turn_model, anthropic_system, &st.messages, &st.tools)?;
+            st.model = turn_model;
+            let response = caller.call(Bytes::from(body)).await?;
+            let reply = wire::parse_reply(opts.style, &response)?;
+            st.usage.prompt_tokens += reply.usage.prompt_tokens;
+            st.usage.completion_tokens += reply.usage.completion_tokens;
+            st.usage.total_tokens += reply.usage.total_tokens;
+            if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
+                h.after_llm(AfterLlmEvent { response, model: st.model.clone(), turn }).await?;
+            }
+            st.last_text = reply.text;
+            if let Some(m) = reply.message {
+                st.messages.push(m);
+            }
+            if reply.calls.is_empty() {
+                return Ok(st.finish(RunStatus::Done, None));
+            }
+            let plans = reply.calls.iter().map(|_| Plan::Run).collect();
+            let outcome = env.run_turn(&reply.calls, plans, turn).await?;
+            if let Some(req) = st.absorb(opts.style, outcome) {
+                return Ok(st.finish_pending(req));
+            }
+        }
+        Ok(st.finish(RunStatus::Incomplete, Some(LIMIT_MAX_TURNS.to_string())))
+    }
+}
+
+impl State {
+    /// Appends a settled turn; returns the halt, if the turn halted.
+    fn absorb(&mut self, style: Style, outcome: TurnOutcome) -> Option<Request> {
+        wire::append_results(style, &mut self.messages, outcome.entries);
+        self.records.extend(outcome.records);
+        outcome.halted
+    }
+
+    fn finish(self, status: RunStatus, limit: Option<String>) -> RunResult {
+        RunResult {
+            text: self.last_text,
+            tool_call_count: self.records.len(),
+            tool_calls: self.records,
+            messages: self.messages,
+            turns: self.turns,
+            usage: self.usage,
+            model: self.model,
+            status,
+            limit,
+            pending: None,
+        }
+    }
+
+    fn finish_pending(mut self, request: Request) -> RunResult {
+        self.last_text = request.prompt.clone();
+        let mut r = self.finish(RunStatus::Pending, None);
+        r.pending = Some(request);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{ClientOptions, Style};
+
+    #[test]
+    fn the_run_future_is_send() {
+        fn is_send<T: Send>(_: &T) {}
+        let client = Client::new(ClientOptions::new("http://127.0.0.1:9", Style::OpenAi, "m")).unwrap();
+        let tk = crate::Toolkit::default();
+        let fut = client.run_input(RunInput::prompt("x").toolkit(&tk));
+        is_send(&fut);
+    }
+}

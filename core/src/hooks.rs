@@ -1,0 +1,202 @@
+//! The behaviour a host plugs into the loop besides tools and transport: lifecycle hooks,
+//! the inline suspension resolver (`wait_for`) and the retry classifier (`on_error`).
+//! Each is a trait a binding implements once around its host callable; a returned `Err`
+//! aborts the run with that error (a binding uses [`crate::Error::host`] to carry the host's
+//! own exception through unchanged).
+
+use std::future::Future;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::types::{Answer, Request, ToolResult};
+
+/// A boxed hook future.
+pub type HookFuture<T> = BoxFuture<'static, Result<T>>;
+
+fn none<T: Send + 'static>() -> HookFuture<Option<T>> {
+    Box::pin(std::future::ready(Ok(None)))
+}
+
+/// Passed to [`Hooks::before_llm`].
+#[derive(Clone, Debug)]
+pub struct BeforeLlmEvent {
+    /// The working transcript.
+    pub messages: Vec<Value>,
+    /// The tool declarations about to be sent.
+    pub tools: Vec<Value>,
+    /// The client's model.
+    pub model: String,
+    /// Zero-based turn index.
+    pub turn: u32,
+}
+
+/// What [`Hooks::before_llm`] may replace. `None` fields are left unchanged.
+#[derive(Clone, Debug, Default)]
+pub struct LlmOverride {
+    /// Replaces the working transcript for the rest of the run.
+    pub messages: Option<Vec<Value>>,
+    /// Replaces the tool declarations for the rest of the run.
+    pub tools: Option<Vec<Value>>,
+    /// A non-empty model is used for this turn only.
+    pub model: Option<String>,
+}
+
+/// Passed to [`Hooks::after_llm`].
+#[derive(Clone, Debug)]
+pub struct AfterLlmEvent {
+    /// The provider's decoded response.
+    pub response: Value,
+    /// The model of this turn.
+    pub model: String,
+    /// Zero-based turn index.
+    pub turn: u32,
+}
+
+/// Passed to [`Hooks::before_tool`].
+#[derive(Clone, Debug)]
+pub struct BeforeToolEvent {
+    /// The tool name.
+    pub name: String,
+    /// The arguments.
+    pub args: Value,
+    /// The provider's tool-call id.
+    pub id: String,
+    /// Zero-based turn index.
+    pub turn: u32,
+}
+
+/// What [`Hooks::before_tool`] may do: short-circuit with a result (a suspension included),
+/// or rewrite the arguments.
+#[derive(Clone, Debug, Default)]
+pub struct ToolOverride {
+    /// Used instead of running the tool.
+    pub result: Option<ToolResult>,
+    /// Replaces the arguments.
+    pub args: Option<Value>,
+}
+
+/// Passed to [`Hooks::after_tool`].
+#[derive(Clone, Debug)]
+pub struct AfterToolEvent {
+    /// The tool name.
+    pub name: String,
+    /// The arguments the tool ran with.
+    pub args: Value,
+    /// Its result.
+    pub result: ToolResult,
+    /// The provider's tool-call id.
+    pub id: String,
+    /// Zero-based turn index.
+    pub turn: u32,
+}
+
+/// Which hooks a [`Hooks`] value implements, so the loop skips building events for the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HookSet {
+    /// `before_llm` is implemented.
+    pub before_llm: bool,
+    /// `after_llm` is implemented.
+    pub after_llm: bool,
+    /// `before_tool` is implemented.
+    pub before_tool: bool,
+    /// `after_tool` is implemented.
+    pub after_tool: bool,
+}
+
+impl HookSet {
+    /// All four hooks.
+    pub const ALL: HookSet = HookSet { before_llm: true, after_llm: true, before_tool: true, after_tool: true };
+}
+
+/// Lifecycle middleware around the loop. Every method has a no-op default.
+pub trait Hooks: Send + Sync {
+    /// Which methods are real; the default claims all four.
+    fn enabled(&self) -> HookSet {
+        HookSet::ALL
+    }
+
+    /// Before each model call; may replace messages, tools, or this turn's model.
+    fn before_llm(&self, _ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
+        none()
+    }
+
+    /// After each model call.
+    fn after_llm(&self, _ev: AfterLlmEvent) -> HookFuture<()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// Before each tool runs; may short-circuit or rewrite the arguments.
+    fn before_tool(&self, _ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
+        none()
+    }
+
+    /// After each tool ran (never on a suspension); may replace the result.
+    fn after_tool(&self, _ev: AfterToolEvent) -> HookFuture<Option<ToolResult>> {
+        none()
+    }
+}
+
+/// Resolves a suspension inline. `Ok(None)` counts as a decline.
+pub trait WaitFor: Send + Sync {
+    /// Waits for the answer to `request`.
+    fn wait_for(&self, request: Request) -> HookFuture<Option<Answer>>;
+}
+
+impl<F, Fut> WaitFor for F
+where
+    F: Fn(Request) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Option<Answer>>> + Send + 'static,
+{
+    fn wait_for(&self, request: Request) -> HookFuture<Option<Answer>> {
+        Box::pin(self(request))
+    }
+}
+
+/// What to do with a failed model call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Back off and try again (bounded by `retries`).
+    Retry,
+    /// Give up now.
+    Fail,
+}
+
+impl Tier {
+    /// The wire string: `retry` or `fail`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Retry => "retry",
+            Tier::Fail => "fail",
+        }
+    }
+}
+
+/// One failed model call, as [`OnError`] sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorInfo {
+    /// The HTTP status, when the provider answered.
+    pub status: Option<u16>,
+    /// The network error's message, when it did not.
+    pub error: Option<String>,
+    /// Zero-based attempt index.
+    pub attempt: u32,
+    /// Whether the default policy would retry it.
+    pub retryable: bool,
+}
+
+/// Classifies each failed model call; absent, the default is `retryable ? Retry : Fail`.
+pub trait OnError: Send + Sync {
+    /// Decides whether to retry.
+    fn classify(&self, info: ErrorInfo) -> HookFuture<Tier>;
+}
+
+impl<F> OnError for F
+where
+    F: Fn(&ErrorInfo) -> Tier + Send + Sync,
+{
+    fn classify(&self, info: ErrorInfo) -> HookFuture<Tier> {
+        Box::pin(std::future::ready(Ok(self(&info))))
+    }
+}

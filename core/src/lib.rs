@@ -1,0 +1,59 @@
+//! # toolnexus
+//!
+//! The engine behind every toolnexus binding: it drives any LLM with an OpenAI-style
+//! (`/chat/completions`) or Anthropic-style (`/messages`) API through the tool-calling loop:
+//! call the model, run the tools it asks for, feed the results back, repeat.
+//!
+//! A tool may *suspend* instead of answering: it returns a pending [`Request`] (see
+//! [`pending`]). With a [`WaitFor`] configured the host resolves it inline and the tool
+//! re-runs once with [`ToolContext::answer`]; without one the run halts with status
+//! `pending`, and [`Client::run_with_answer`] resumes it later, possibly in another process.
+//!
+//! ```no_run
+//! # async fn demo() -> toolnexus::Result<()> {
+//! use toolnexus::{Client, ClientOptions, Style, Tool, ToolResult, Toolkit};
+//! use serde_json::json;
+//!
+//! let add = Tool::from_sync("add", "Add two numbers.", json!({"type": "object"}), |args, _ctx| {
+//!     let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
+//!     Ok(ToolResult::ok(sum.to_string()))
+//! });
+//! let toolkit = Toolkit::new(vec![add])?;
+//! let client = Client::new(ClientOptions::new("https://api.openai.com/v1", Style::OpenAi, "gpt-4o-mini"))?;
+//! let result = client.run("What is 2+2?", Some(&toolkit)).await?;
+//! println!("{}", result.text);
+//! # Ok(()) }
+//! ```
+
+mod answer;
+mod client;
+mod error;
+mod hooks;
+pub mod relay;
+pub mod scripted;
+mod tool;
+mod toolkit;
+mod transport;
+mod types;
+
+pub use answer::{
+    answer_declined, answer_output, answer_output_of, auth_required, new_request_id, pending, pending_of, suspend,
+    PendingSpec, Reason, AUTH_REQUIRED_PROMPT,
+};
+pub use client::{Client, ClientOptions, RunInput, Style, DEFAULT_RETRYABLE_STATUSES, MAX_ERROR_BODY, REDACTED};
+pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
+pub use hooks::{
+    AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, ErrorInfo, HookFuture, HookSet, Hooks,
+    LlmOverride, OnError, Tier, ToolOverride, WaitFor,
+};
+pub use tokio_util::sync::CancellationToken;
+pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
+pub use toolkit::{Toolkit, BUILTIN_TOOL_NAMES};
+pub use transport::{HttpRequest, HttpResponse, ReqwestTransport, Transport};
+pub use types::{
+    Answer, JsonObject, Request, RunResult, RunStatus, ToolCallRecord, ToolContext, ToolResult, Usage,
+    LIMIT_MAX_TURNS,
+};
+
+/// The version of this crate.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,179 @@
+//! A toolkit: the uniform list of tools one run may call, the provider schema adapters, and
+//! the `execute` router. First name wins; a relay tool may never take a built-in's name.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::tool::Tool;
+use crate::types::{ToolContext, ToolResult};
+
+/// The names of the built-in toolset. A relay tool may not use one, even with built-ins
+/// off, so that a future built-in can never capture a declaration-only tool.
+pub const BUILTIN_TOOL_NAMES: [&str; 10] =
+    ["bash", "read", "write", "edit", "grep", "glob", "webfetch", "question", "apply_patch", "todowrite"];
+
+/// An ordered set of uniquely named tools.
+#[derive(Clone, Debug, Default)]
+pub struct Toolkit {
+    tools: Vec<Tool>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Toolkit {
+    /// A toolkit of `tools`. A later duplicate name is dropped with a warning on stderr; a
+    /// relay tool named like a built-in tool is an [`crate::ErrorKind::InvalidArgument`] error.
+    pub fn new(tools: Vec<Tool>) -> Result<Toolkit> {
+        check_relay_collisions(&tools)?;
+        let mut tk = Toolkit::default();
+        tk.add(tools);
+        Ok(tk)
+    }
+
+    /// Adds tools at runtime (same rules as [`Toolkit::new`]).
+    pub fn register(&mut self, tools: Vec<Tool>) -> Result<()> {
+        check_relay_collisions(&tools)?;
+        self.add(tools);
+        Ok(())
+    }
+
+    fn add(&mut self, tools: Vec<Tool>) {
+        for t in tools {
+            if self.by_name.contains_key(t.name()) {
+                eprintln!("[toolnexus] duplicate tool name \"{}\" — keeping first", t.name());
+                continue;
+            }
+            self.by_name.insert(t.name().to_string(), self.tools.len());
+            self.tools.push(t);
+        }
+    }
+
+    /// The tools, in registration order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Whether the toolkit has no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Runs the tool `name` with `args` (an object). An unknown tool, or a relay tool (which
+    /// only the loop can route to its host), is an error result naming it.
+    pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
+        let Some(tool) = self.get(name) else {
+            return unknown_tool(name);
+        };
+        let Some(handler) = tool.handler() else {
+            return ToolResult::error(format!("relay tool {name} is executed by the host, not the toolkit"));
+        };
+        let args = if args.is_null() { json!({}) } else { args };
+        match handler.execute(args, ctx).await {
+            Ok(r) => r,
+            Err(e) => ToolResult::error(e.message().to_string()),
+        }
+    }
+
+    /// The OpenAI tool declarations: `{type:"function", function:{name, description, parameters}}`.
+    pub fn to_openai(&self) -> Vec<Value> {
+        self.tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name(), "description": t.description(), "parameters": t.input_schema()}})
+            })
+            .collect()
+    }
+
+    /// The Anthropic tool declarations: `{name, description, input_schema}`.
+    pub fn to_anthropic(&self) -> Vec<Value> {
+        self.tools
+            .iter()
+            .map(|t| json!({"name": t.name(), "description": t.description(), "input_schema": t.input_schema()}))
+            .collect()
+    }
+
+    /// The Gemini declarations: `[{functionDeclarations: [{name, description, parameters}]}]`.
+    pub fn to_gemini(&self) -> Vec<Value> {
+        let decls = self
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name(), "description": t.description(), "parameters": t.input_schema()}))
+            .collect::<Vec<_>>();
+        vec![json!({ "functionDeclarations": decls })]
+    }
+}
+
+/// The error result for a call to a tool nobody declared.
+pub(crate) fn unknown_tool(name: &str) -> ToolResult {
+    ToolResult::error(format!("Unknown tool: {name}"))
+}
+
+fn check_relay_collisions(tools: &[Tool]) -> Result<()> {
+    let mut bad: Vec<&str> =
+        tools.iter().filter(|t| t.is_relay() && BUILTIN_TOOL_NAMES.contains(&t.name())).map(Tool::name).collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    bad.sort_unstable();
+    Err(Error::invalid(format!(
+        "relay tool name collides with a built-in tool: {} — rename the relay tool (the guard \
+         applies even with built-ins disabled, so a future built-in cannot capture a declaration-only tool)",
+        bad.join(", ")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::empty_schema;
+
+    fn echo(name: &str) -> Tool {
+        Tool::from_sync(name, "echo", empty_schema(), |args, _| Ok(ToolResult::ok(args.to_string())))
+    }
+
+    #[test]
+    fn adapters_have_the_upstream_shapes() {
+        let tk = Toolkit::new(vec![echo("e")]).unwrap();
+        let schema = empty_schema();
+        assert_eq!(
+            tk.to_openai(),
+            vec![json!({"type":"function","function":{"name":"e","description":"echo","parameters":schema}})]
+        );
+        assert_eq!(tk.to_anthropic(), vec![json!({"name":"e","description":"echo","input_schema":schema})]);
+        assert_eq!(
+            tk.to_gemini(),
+            vec![json!({"functionDeclarations":[{"name":"e","description":"echo","parameters":schema}]})]
+        );
+    }
+
+    #[test]
+    fn first_name_wins() {
+        let tk = Toolkit::new(vec![echo("e"), Tool::relay("e", "second", None)]).unwrap();
+        assert_eq!(tk.tools().len(), 1);
+        assert!(!tk.get("e").unwrap().is_relay());
+    }
+
+    #[test]
+    fn relay_named_like_a_builtin_fails_construction() {
+        let e = Toolkit::new(vec![Tool::relay("bash", "", None)]).unwrap_err();
+        assert!(e.message().contains("collides with a built-in tool: bash"));
+        // A native tool may shadow a built-in name.
+        assert!(Toolkit::new(vec![echo("bash")]).is_ok());
+    }
+
+    #[tokio::test]
+    async fn execute_routes_and_names_unknown_tools() {
+        let tk = Toolkit::new(vec![echo("e")]).unwrap();
+        let r = tk.execute("e", json!({"a":1}), ToolContext::default()).await;
+        assert_eq!(r, ToolResult::ok("{\"a\":1}"));
+        let r = tk.execute("nope", json!({}), ToolContext::default()).await;
+        assert_eq!(r, ToolResult::error("Unknown tool: nope"));
+    }
+}
