@@ -83,8 +83,11 @@ impl Client {
         };
 
         if let Some((pending, answer)) = &input.resume {
-            let plan = resume::plan(input.history, pending, answer)?;
+            let mut plan = resume::plan(input.history, pending, answer)?;
+            // Earlier turns are balanced like any history; the halted turn is settled below.
+            let halted_turn = plan.messages.pop();
             st.messages = wire::balance(opts.style, plan.messages);
+            st.messages.extend(halted_turn);
             let outcome = env.run_turn(&plan.calls, plan.plans, 0).await?;
             if let Some(req) = st.absorb(opts.style, outcome) {
                 return Ok(st.finish_pending(req));

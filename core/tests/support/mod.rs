@@ -1,0 +1,4 @@
+//! Shared test support: the loopback mock model.
+#![allow(dead_code)]
+
+pub mod mock;
