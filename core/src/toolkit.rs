@@ -2,11 +2,14 @@
 //! the `execute` router. First name wins; a relay tool may never take a built-in's name.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::tool::Tool;
+use crate::tool::{Tool, ToolHandler};
 use crate::types::{ToolContext, ToolResult};
 
 /// The names of the built-in toolset. A relay tool may not use one, even with built-ins
@@ -74,10 +77,7 @@ impl Toolkit {
             return ToolResult::error(format!("relay tool {name} is executed by the host, not the toolkit"));
         };
         let args = if args.is_null() { json!({}) } else { args };
-        match handler.execute(args, ctx).await {
-            Ok(r) => r,
-            Err(e) => ToolResult::error(e.message().to_string()),
-        }
+        run_handler(handler.clone(), name, args, ctx).await
     }
 
     /// The OpenAI tool declarations: `{type:"function", function:{name, description, parameters}}`.
@@ -107,6 +107,21 @@ impl Toolkit {
             .map(|t| json!({"name": t.name(), "description": t.description(), "parameters": t.input_schema()}))
             .collect::<Vec<_>>();
         vec![json!({ "functionDeclarations": decls })]
+    }
+}
+
+/// Runs a handler; a failure or a panic becomes an error result, never a crash.
+pub(crate) async fn run_handler(
+    handler: Arc<dyn ToolHandler>,
+    name: &str,
+    args: Value,
+    ctx: ToolContext,
+) -> ToolResult {
+    // The handler is called inside the guarded future so a synchronous panic is caught too.
+    match AssertUnwindSafe(async move { handler.execute(args, ctx).await }).catch_unwind().await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => ToolResult::error(e.message().to_string()),
+        Err(_) => ToolResult::error(format!("tool {name} panicked")),
     }
 }
 

@@ -2,12 +2,10 @@
 //! order applying the suspension rules (inline `wait_for`, relay batching, durable halt on
 //! the first suspension). Every call that enters the transcript gets exactly one result.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::future::join_all;
-use futures_util::FutureExt;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -17,7 +15,7 @@ use crate::answer::{check_answer_id, declined_output, unresolved_output};
 use crate::error::Result;
 use crate::hooks::{AfterToolEvent, BeforeToolEvent, HookSet, Hooks};
 use crate::relay::{relay_request, relay_result, RelayCall};
-use crate::toolkit::{unknown_tool, Toolkit};
+use crate::toolkit::{run_handler, unknown_tool, Toolkit};
 use crate::types::{Answer, Request, ToolCallRecord, ToolContext, ToolResult};
 
 /// What a run needs to execute tools.
@@ -215,7 +213,7 @@ impl ToolEnv<'_> {
         Ok(h.after_tool(ev).await?.unwrap_or(result))
     }
 
-    /// Runs the tool's handler; a failure or panic becomes an error result.
+    /// Runs the tool's handler with a context for this call.
     async fn exec(&self, call: &Call, args: Value, answer: Option<Answer>) -> ToolResult {
         let Some(tool) = self.toolkit.and_then(|tk| tk.get(&call.name)) else {
             return unknown_tool(&call.name);
@@ -229,11 +227,7 @@ impl ToolEnv<'_> {
             timeout: self.deadline.map(|d| d.saturating_duration_since(Instant::now())),
             call_id: call.id.clone(),
         };
-        match AssertUnwindSafe(handler.execute(args, ctx)).catch_unwind().await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => ToolResult::error(e.message().to_string()),
-            Err(_) => ToolResult::error(format!("tool {} panicked", call.name)),
-        }
+        run_handler(handler.clone(), &call.name, args, ctx).await
     }
 }
 

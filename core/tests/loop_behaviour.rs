@@ -1,0 +1,357 @@
+//! The loop's behaviour beyond the conformance files: hooks, concurrency, cancellation,
+//! deadlines, retries and their classifier, secrets in errors, request shaping.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::mock::{Mock, MockReply};
+use toolnexus::scripted::{ScriptedReply, ScriptedTransport};
+use toolnexus::{
+    answer_output, pending, AfterToolEvent, Answer, BeforeLlmEvent, BeforeToolEvent, CancellationToken, Client,
+    ClientOptions, Error, ErrorInfo, ErrorKind, HookFuture, Hooks, LlmOverride, PendingSpec, Request, RunInput,
+    RunStatus, Style, Tier, Tool, ToolOverride, ToolResult, Toolkit,
+};
+
+fn scripted_client(style: Style, replies: Vec<ScriptedReply>) -> (ClientOptions, ScriptedTransport) {
+    let t = ScriptedTransport::new(replies);
+    let mut o = ClientOptions::new("http://model.invalid/v1", style, "base-model");
+    o.api_key = Some("k".into());
+    o.transport = Some(Arc::new(t.clone()));
+    (o, t)
+}
+
+fn text_tool(name: &str, out: &'static str) -> Tool {
+    Tool::from_sync(name, "", json!({"type": "object"}), move |_, _| Ok(ToolResult::ok(out)))
+}
+
+#[derive(Default)]
+struct RecordingHooks {
+    seen_tools: Mutex<Vec<String>>,
+}
+
+impl Hooks for RecordingHooks {
+    fn before_llm(&self, ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
+        // Turn 0 runs on another model; turn 1 keeps the client's.
+        let ov = (ev.turn == 0).then(|| LlmOverride { model: Some("turn-model".into()), ..Default::default() });
+        Box::pin(async move { Ok(ov) })
+    }
+
+    fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
+        let ov = match ev.name.as_str() {
+            "denied" => Some(ToolOverride { result: Some(ToolResult::error("denied by policy")), args: None }),
+            "rewritten" => Some(ToolOverride { result: None, args: Some(json!({"x": "rewritten"})) }),
+            "gated" => Some(ToolOverride {
+                result: Some(pending(PendingSpec {
+                    id: Some("gate-1".into()),
+                    kind: "approval".into(),
+                    prompt: "Allow gated?".into(),
+                    ..Default::default()
+                })),
+                args: None,
+            }),
+            _ => None,
+        };
+        Box::pin(async move { Ok(ov) })
+    }
+
+    fn after_tool(&self, ev: AfterToolEvent) -> HookFuture<Option<ToolResult>> {
+        self.seen_tools.lock().unwrap().push(ev.name.clone());
+        let out = (ev.name == "echo").then(|| ToolResult::ok(format!("{} [checked]", ev.result.output)));
+        Box::pin(async move { Ok(out) })
+    }
+}
+
+#[tokio::test]
+async fn hooks_override_model_short_circuit_rewrite_and_transform() {
+    let (mut o, t) = scripted_client(
+        Style::OpenAi,
+        vec![
+            ScriptedReply::openai_calls(&[("c1", "denied", "{}"), ("c2", "rewritten", "{}"), ("c3", "echo", "{}")]),
+            ScriptedReply::openai_text("done"),
+        ],
+    );
+    let hooks = Arc::new(RecordingHooks::default());
+    o.hooks = Some(hooks.clone());
+    let ran_denied = Arc::new(AtomicUsize::new(0));
+    let rd = ran_denied.clone();
+    let tk = Toolkit::new(vec![
+        Tool::from_sync("denied", "", json!({}), move |_, _| {
+            rd.fetch_add(1, Ordering::SeqCst);
+            Ok(ToolResult::ok("ran"))
+        }),
+        Tool::from_sync("rewritten", "", json!({}), |args, _| Ok(ToolResult::ok(args["x"].as_str().unwrap_or("?")))),
+        text_tool("echo", "hello"),
+    ])
+    .unwrap();
+    let r = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap();
+    let reqs = t.requests();
+    assert_eq!(reqs[0].body["model"], "turn-model");
+    assert_eq!(reqs[1].body["model"], "base-model");
+    assert_eq!(r.model, "base-model");
+    assert_eq!(ran_denied.load(Ordering::SeqCst), 0, "a short-circuited tool never runs");
+    let outs: Vec<&str> = r.tool_calls.iter().map(|c| c.output.as_str()).collect();
+    assert_eq!(outs, ["denied by policy", "rewritten", "hello [checked]"]);
+    assert_eq!(r.tool_calls[1].args, json!({"x": "rewritten"}));
+    // after_tool saw the two tools that ran, not the short-circuited one.
+    let mut seen = hooks.seen_tools.lock().unwrap().clone();
+    seen.sort();
+    assert_eq!(seen, ["echo", "rewritten"]);
+}
+
+#[tokio::test]
+async fn a_hook_raised_suspension_halts_and_resumes_like_a_tool_raised_one() {
+    let (mut o, t) = scripted_client(
+        Style::Anthropic,
+        vec![ScriptedReply::anthropic_calls(&[("t1", "gated", json!({}))]), ScriptedReply::anthropic_text("ok")],
+    );
+    let hooks = Arc::new(RecordingHooks::default());
+    o.hooks = Some(hooks.clone());
+    let answers = Arc::new(Mutex::new(Vec::new()));
+    let a2 = answers.clone();
+    let tk = Toolkit::new(vec![Tool::from_sync("gated", "", json!({}), move |_, ctx| {
+        a2.lock().unwrap().push(ctx.answer.clone());
+        Ok(ToolResult::ok("gated ran"))
+    })])
+    .unwrap();
+    let client = Client::new(o).unwrap();
+    let halted = client.run("go", Some(&tk)).await.unwrap();
+    assert_eq!(halted.status, RunStatus::Pending);
+    let req = halted.pending.clone().unwrap();
+    assert_eq!(req.id, "gate-1");
+    assert!(answers.lock().unwrap().is_empty(), "the guarded tool is not reached");
+    assert!(hooks.seen_tools.lock().unwrap().is_empty(), "after_tool never runs on a suspension");
+    let done = client.run_with_answer(Some(&tk), halted.messages, &req, &answer_output("gate-1", "yes")).await.unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    assert_eq!(answers.lock().unwrap().len(), 1);
+    assert_eq!(answers.lock().unwrap()[0].as_ref().unwrap().id, "gate-1");
+    assert_eq!(t.requests().len(), 2);
+}
+
+struct FailingHook;
+impl Hooks for FailingHook {
+    fn after_llm(&self, _ev: toolnexus::AfterLlmEvent) -> HookFuture<()> {
+        Box::pin(async { Err(Error::host("quota exceeded in host".into())) })
+    }
+}
+
+#[tokio::test]
+async fn a_failing_hook_aborts_the_run_with_the_host_error() {
+    let (mut o, _t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_text("hi")]);
+    o.hooks = Some(Arc::new(FailingHook));
+    let e = Client::new(o).unwrap().run("go", None).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Host);
+    assert_eq!(e.host_source().unwrap().to_string(), "quota exceeded in host");
+}
+
+#[tokio::test]
+async fn tools_of_one_turn_run_concurrently() {
+    // Each tool waits for the other to start: run one after the other, they never finish.
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let mk = |name: &str| {
+        let b = barrier.clone();
+        Tool::from_fn(name, "", json!({}), move |_, _| {
+            let b = b.clone();
+            async move {
+                b.wait().await;
+                Ok(ToolResult::ok("met"))
+            }
+        })
+    };
+    let tk = Toolkit::new(vec![mk("a"), mk("b")]).unwrap();
+    let (o, _t) = scripted_client(
+        Style::OpenAi,
+        vec![ScriptedReply::openai_calls(&[("1", "a", "{}"), ("2", "b", "{}")]), ScriptedReply::openai_text("ok")],
+    );
+    let client = Client::new(o).unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(10), client.run("go", Some(&tk))).await;
+    assert_eq!(r.expect("tools ran one after the other").unwrap().tool_call_count, 2);
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_an_error_result() {
+    let tk = Toolkit::new(vec![Tool::from_sync("bad", "", json!({}), |_, _| panic!("boom"))]).unwrap();
+    let (o, _t) = scripted_client(
+        Style::OpenAi,
+        vec![ScriptedReply::openai_calls(&[("1", "bad", "{}")]), ScriptedReply::openai_text("ok")],
+    );
+    let r = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap();
+    assert_eq!(r.tool_calls[0].output, "tool bad panicked");
+    assert!(r.tool_calls[0].is_error);
+}
+
+#[tokio::test]
+async fn an_inline_answer_with_the_wrong_id_is_an_error() {
+    let tk = Toolkit::new(vec![Tool::from_sync("ask", "", json!({}), |_, _| {
+        Ok(pending(PendingSpec { id: Some("p1".into()), kind: "input".into(), prompt: "?".into(), ..Default::default() }))
+    })])
+    .unwrap();
+    let (mut o, _t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_calls(&[("1", "ask", "{}")])]);
+    o.wait_for = Some(Arc::new(|_r: Request| async { Ok(Some(answer_output("p2", "x"))) }));
+    let e = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::AnswerMismatch);
+}
+
+fn mock_client(mock: &Mock, f: impl FnOnce(&mut ClientOptions)) -> Client {
+    let mut o = ClientOptions::new(mock.url("/v1"), Style::OpenAi, "m");
+    o.api_key = Some("sk-secret-123456".into());
+    o.retry_base_ms = 1;
+    f(&mut o);
+    Client::new(o).unwrap()
+}
+
+fn slow_reply() -> MockReply {
+    let mut r = MockReply::json(json!({"choices":[{"message":{"role":"assistant","content":"late"}}]}));
+    r.delay = Duration::from_secs(30);
+    r
+}
+
+#[tokio::test]
+async fn cancel_aborts_the_in_flight_request() {
+    let mock = Mock::start().await;
+    mock.script(vec![slow_reply()]);
+    let client = mock_client(&mock, |_| {});
+    let token = CancellationToken::new();
+    let t2 = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        t2.cancel();
+    });
+    let r = tokio::time::timeout(Duration::from_secs(10), client.run_input(RunInput::prompt("hi").cancel(token))).await;
+    assert_eq!(r.expect("cancel did not abort").unwrap_err().kind(), ErrorKind::Cancelled);
+    assert_eq!(mock.seen().len(), 1, "an abort is never retried");
+}
+
+#[tokio::test]
+async fn timeout_ms_bounds_the_whole_run() {
+    let mock = Mock::start().await;
+    mock.script(vec![slow_reply()]);
+    let client = mock_client(&mock, |o| o.timeout_ms = Some(150));
+    let r = tokio::time::timeout(Duration::from_secs(10), client.run("hi", None)).await;
+    let e = r.expect("deadline did not fire").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert!(e.message().contains("150ms"));
+}
+
+#[tokio::test]
+async fn a_tool_sees_the_run_cancel_and_its_call_id() {
+    let seen = Arc::new(Mutex::new(None));
+    let s2 = seen.clone();
+    let tk = Toolkit::new(vec![Tool::from_fn("wait", "", json!({}), move |_, ctx| {
+        let s2 = s2.clone();
+        async move {
+            *s2.lock().unwrap() = Some(ctx.call_id.clone());
+            ctx.cancel.cancelled().await;
+            Ok(ToolResult::ok("cancelled"))
+        }
+    })])
+    .unwrap();
+    let (mut o, _t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_calls(&[("call-77", "wait", "{}")])]);
+    o.timeout_ms = Some(100);
+    let e = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert_eq!(seen.lock().unwrap().as_deref(), Some("call-77"));
+}
+
+#[tokio::test]
+async fn network_errors_are_retried_and_classified() {
+    // Bind then drop a listener: the port refuses connections.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let infos: Arc<Mutex<Vec<ErrorInfo>>> = Arc::default();
+    let i2 = infos.clone();
+    let mut o = ClientOptions::new(format!("http://127.0.0.1:{port}/v1"), Style::OpenAi, "m");
+    o.api_key = Some("k".into());
+    o.retries = 2;
+    o.retry_base_ms = 1;
+    o.on_error = Some(Arc::new(move |info: &ErrorInfo| {
+        i2.lock().unwrap().push(info.clone());
+        Tier::Retry
+    }));
+    let e = Client::new(o).unwrap().run("hi", None).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Network);
+    let infos = infos.lock().unwrap();
+    assert_eq!(infos.iter().map(|i| i.attempt).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(infos.iter().all(|i| i.retryable && i.status.is_none() && i.error.is_some()));
+}
+
+#[tokio::test]
+async fn on_error_fail_stops_retrying_and_extra_statuses_widen_the_set() {
+    let mock = Mock::start().await;
+    let err = |s: u16| MockReply { status: s, headers: vec![], body: json!({"error": "x"}), delay: Duration::ZERO };
+    mock.script(vec![err(503), err(503)]);
+    let c = mock_client(&mock, |o| o.on_error = Some(Arc::new(|_: &ErrorInfo| Tier::Fail)));
+    assert_eq!(c.run("hi", None).await.unwrap_err().http_detail().unwrap().status, 503);
+    assert_eq!(mock.seen().len(), 1);
+
+    mock.script(vec![err(520), MockReply::json(json!({"choices":[{"message":{"role":"assistant","content":"ok"}}]}))]);
+    let c = mock_client(&mock, |o| o.retryable_statuses = vec![520]);
+    assert_eq!(c.run("hi", None).await.unwrap().text, "ok");
+    assert_eq!(mock.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn error_text_never_carries_secrets() {
+    let mock = Mock::start().await;
+    let body = json!({"error": "bad key sk-secret-123456", "user_id": "u-42", "hdr": "tok-abcdefgh"});
+    mock.script(vec![MockReply { status: 400, headers: vec![], body, delay: Duration::ZERO }]);
+    let c = mock_client(&mock, |o| o.headers = vec![("X-Token".into(), "tok-abcdefgh".into())]);
+    let e = c.run("hi", None).await.unwrap_err();
+    let shown = format!("{e} {e:?}");
+    for secret in ["sk-secret-123456", "u-42", "tok-abcdefgh"] {
+        assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+    }
+    assert!(e.message().starts_with("LLM 400: "));
+    assert!(e.http_detail().unwrap().body.contains("«redacted»"));
+
+    mock.script(vec![MockReply { status: 401, headers: vec![], body: json!({"key": "sk-secret-123456"}), delay: Duration::ZERO }]);
+    let e = c.run("hi", None).await.unwrap_err();
+    assert_eq!(e.message(), "LLM 401");
+    assert_eq!(e.http_detail().unwrap().body, "");
+}
+
+#[tokio::test]
+async fn request_params_are_merged_and_win() {
+    let (mut o, t) = scripted_client(Style::Anthropic, vec![ScriptedReply::anthropic_text("hi")]);
+    o.request_params = json!({"max_tokens": 100, "temperature": 0.5}).as_object().cloned();
+    Client::new(o).unwrap().run("go", None).await.unwrap();
+    let body = &t.requests()[0].body;
+    assert_eq!(body["max_tokens"], 100);
+    assert_eq!(body["temperature"], 0.5);
+    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "max_tokens", "messages", "temperature"]);
+}
+
+#[tokio::test]
+async fn a_malformed_reply_is_a_protocol_error() {
+    let (o, _t) = scripted_client(Style::OpenAi, vec![ScriptedReply::ok(json!({"choices": []}))]);
+    let e = Client::new(o).unwrap().run("go", None).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol);
+}
+
+#[tokio::test]
+async fn a_missing_api_key_is_a_config_error_that_names_the_variables() {
+    let vars = ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+    if vars.iter().any(|v| std::env::var(v).is_ok()) {
+        eprintln!("skipped: an API key variable is set in this environment");
+        return;
+    }
+    let (mut o, _t) = scripted_client(Style::OpenAi, vec![]);
+    o.api_key = None;
+    let e = Client::new(o).unwrap().run("go", None).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config);
+    assert!(e.message().contains("OPENAI_API_KEY"));
+}
+
+#[tokio::test]
+async fn resume_rejects_a_transcript_without_a_tool_turn() {
+    let (o, _t) = scripted_client(Style::OpenAi, vec![]);
+    let req = Request::from_json(&json!({"id": "p", "kind": "input", "prompt": "?"})).unwrap();
+    let ans = Answer::from_json(&json!({"id": "p", "ok": true})).unwrap();
+    let history: Vec<Value> = vec![json!({"role": "user", "content": "hi"})];
+    let e = Client::new(o).unwrap().run_with_answer(None, history, &req, &ans).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+}
