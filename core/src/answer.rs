@@ -49,9 +49,7 @@ impl FromStr for Reason {
 
     fn from_str(s: &str) -> Result<Reason> {
         Reason::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| {
-            Error::invalid(format!(
-                "Answer reason must be \"declined\", \"cancelled\" or \"expired\", got {s:?}"
-            ))
+            Error::invalid(format!("Answer reason must be \"declined\", \"cancelled\" or \"expired\", got {s:?}"))
         })
     }
 }
@@ -85,8 +83,14 @@ pub struct PendingSpec {
 /// output is the prompt, plus `"\n<url>"` when a url is given.
 pub fn pending(spec: PendingSpec) -> ToolResult {
     let id = spec.id.filter(|s| !s.is_empty()).unwrap_or_else(new_request_id);
-    let request =
-        Request { id, kind: spec.kind, prompt: spec.prompt, url: spec.url, data: spec.data, expires_at: spec.expires_at };
+    let request = Request {
+        id,
+        kind: spec.kind,
+        prompt: spec.prompt,
+        url: spec.url,
+        data: spec.data,
+        expires_at: spec.expires_at,
+    };
     suspend(request)
 }
 
@@ -187,7 +191,12 @@ mod tests {
 
     #[test]
     fn explicit_id_is_kept() {
-        let r = pending(PendingSpec { id: Some("mine".into()), kind: "k".into(), prompt: "p".into(), ..Default::default() });
+        let r = pending(PendingSpec {
+            id: Some("mine".into()),
+            kind: "k".into(),
+            prompt: "p".into(),
+            ..Default::default()
+        });
         assert_eq!(pending_of(&r).unwrap().id, "mine");
     }
 

@@ -43,16 +43,15 @@ pub use answer::{
 pub use client::{Client, ClientOptions, RunInput, Style, DEFAULT_RETRYABLE_STATUSES, MAX_ERROR_BODY, REDACTED};
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{
-    AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, ErrorInfo, HookFuture, HookSet, Hooks,
-    LlmOverride, OnError, Tier, ToolOverride, WaitFor,
+    AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, ErrorInfo, HookFuture, HookSet, Hooks, LlmOverride,
+    OnError, Tier, ToolOverride, WaitFor,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
-pub use toolkit::{Toolkit, BUILTIN_TOOL_NAMES};
-pub use transport::{HttpRequest, HttpResponse, ReqwestTransport, Transport};
+pub use toolkit::{Declarations, Toolkit, BUILTIN_TOOL_NAMES};
+pub use transport::{Http1Transport, HttpRequest, HttpResponse, Transport};
 pub use types::{
-    Answer, JsonObject, Request, RunResult, RunStatus, ToolCallRecord, ToolContext, ToolResult, Usage,
-    LIMIT_MAX_TURNS,
+    Answer, JsonObject, Request, RunResult, RunStatus, ToolCallRecord, ToolContext, ToolResult, Usage, LIMIT_MAX_TURNS,
 };
 
 /// The version of this crate.

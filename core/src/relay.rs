@@ -55,10 +55,7 @@ pub fn relay_calls_of(request: &Request) -> Vec<RelayCall> {
 
 /// The Answer a durable host returns for a relay Request: one result per call, by id.
 pub fn relay_answer(request_id: &str, results: &[RelayResult]) -> Answer {
-    let arr = results
-        .iter()
-        .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
-        .collect::<Vec<_>>();
+    let arr = results.iter().map(|r| serde_json::to_value(r).unwrap_or(Value::Null)).collect::<Vec<_>>();
     let mut data = JsonObject::new();
     data.insert("results".into(), Value::Array(arr));
     Answer { id: request_id.into(), ok: true, data: Some(data), reason: None }

@@ -33,7 +33,9 @@ impl ScriptedReply {
     pub fn openai_calls(calls: &[(&str, &str, &str)]) -> ScriptedReply {
         let tcs: Vec<Value> = calls
             .iter()
-            .map(|(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}}))
+            .map(
+                |(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}}),
+            )
             .collect();
         ScriptedReply::ok(json!({
             "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": tcs}, "finish_reason": "tool_calls"}],
@@ -121,7 +123,8 @@ impl ScriptedTransport {
 impl Transport for ScriptedTransport {
     fn post(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse>> {
         let outcome = (|| {
-            let mut g = self.inner.lock().map_err(|_| Error::new(ErrorKind::Internal, "scripted model lock poisoned"))?;
+            let mut g =
+                self.inner.lock().map_err(|_| Error::new(ErrorKind::Internal, "scripted model lock poisoned"))?;
             let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
             g.requests.push(RecordedRequest { url: request.url.clone(), headers: request.headers.clone(), body });
             let reply = g

@@ -68,10 +68,7 @@ impl ToolSource {
 
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_`, as providers require of tool names.
 pub fn sanitize(value: &str) -> String {
-    value
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
-        .collect()
+    value.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }
 
 /// The schema used when a tool declares none: an object with no properties.

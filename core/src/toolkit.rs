@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
@@ -22,6 +23,37 @@ pub const BUILTIN_TOOL_NAMES: [&str; 10] =
 pub struct Toolkit {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
+    /// The declarations per wire style, built on first use: a toolkit is declared on every
+    /// turn of every run, so its schemas are converted and serialised once.
+    openai: OnceLock<Declarations>,
+    anthropic: OnceLock<Declarations>,
+}
+
+/// A toolkit's tool declarations in one wire style, as values and as their JSON text.
+#[derive(Clone, Debug)]
+pub struct Declarations {
+    /// The declarations.
+    pub values: Arc<Vec<Value>>,
+    /// `values` serialised as a JSON array.
+    pub json: Option<Arc<RawValue>>,
+}
+
+impl Declarations {
+    /// Declarations from values (serialised once here).
+    pub fn new(values: Vec<Value>) -> Declarations {
+        let json = serde_json::value::to_raw_value(&values).ok().map(Arc::from);
+        Declarations { values: Arc::new(values), json }
+    }
+
+    /// Declarations a hook supplied: sent as they are, serialised with the body.
+    pub fn replaced(values: Vec<Value>) -> Declarations {
+        Declarations { values: Arc::new(values), json: None }
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
 }
 
 impl Toolkit {
@@ -42,6 +74,8 @@ impl Toolkit {
     }
 
     fn add(&mut self, tools: Vec<Tool>) {
+        self.openai = OnceLock::new();
+        self.anthropic = OnceLock::new();
         for t in tools {
             if self.by_name.contains_key(t.name()) {
                 eprintln!("[toolnexus] duplicate tool name \"{}\" — keeping first", t.name());
@@ -78,6 +112,16 @@ impl Toolkit {
         };
         let args = if args.is_null() { json!({}) } else { args };
         run_handler(handler.clone(), name, args, ctx).await
+    }
+
+    /// The OpenAI declarations, cached.
+    pub fn openai_declarations(&self) -> &Declarations {
+        self.openai.get_or_init(|| Declarations::new(self.to_openai()))
+    }
+
+    /// The Anthropic declarations, cached.
+    pub fn anthropic_declarations(&self) -> &Declarations {
+        self.anthropic.get_or_init(|| Declarations::new(self.to_anthropic()))
     }
 
     /// The OpenAI tool declarations: `{type:"function", function:{name, description, parameters}}`.

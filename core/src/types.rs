@@ -55,10 +55,7 @@ fn field_str(obj: &JsonObject, what: &str, key: &str, required: bool) -> Result<
         None | Some(Value::Null) if !required => Ok(None),
         None | Some(Value::Null) => Err(Error::invalid(format!("{what}: missing \"{key}\" (a string)"))),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(Error::invalid(format!(
-            "{what}: \"{key}\" must be a string, got {}",
-            json_type(other)
-        ))),
+        Some(other) => Err(Error::invalid(format!("{what}: \"{key}\" must be a string, got {}", json_type(other)))),
     }
 }
 
@@ -66,10 +63,7 @@ fn field_obj(obj: &JsonObject, what: &str, key: &str) -> Result<Option<JsonObjec
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Object(m)) => Ok(Some(m.clone())),
-        Some(other) => Err(Error::invalid(format!(
-            "{what}: \"{key}\" must be an object, got {}",
-            json_type(other)
-        ))),
+        Some(other) => Err(Error::invalid(format!("{what}: \"{key}\" must be an object, got {}", json_type(other)))),
     }
 }
 
@@ -86,8 +80,7 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
 }
 
 fn as_object<'a>(v: &'a Value, what: &str) -> Result<&'a JsonObject> {
-    v.as_object()
-        .ok_or_else(|| Error::invalid(format!("{what} must be a JSON object, got {}", json_type(v))))
+    v.as_object().ok_or_else(|| Error::invalid(format!("{what} must be a JSON object, got {}", json_type(v))))
 }
 
 impl Request {
@@ -124,10 +117,7 @@ impl Answer {
                 return Err(Error::invalid("Answer: missing \"ok\" (a boolean)"));
             }
             Some(other) => {
-                return Err(Error::invalid(format!(
-                    "Answer: \"ok\" must be a boolean, got {}",
-                    json_type(other)
-                )));
+                return Err(Error::invalid(format!("Answer: \"ok\" must be a boolean, got {}", json_type(other))));
             }
         };
         Ok(Answer {
@@ -282,10 +272,7 @@ mod tests {
             data: None,
             expires_at: Some("2030-01-01T00:00:00Z".into()),
         };
-        assert_eq!(
-            r.to_json(),
-            json!({"id":"p1","kind":"approval","prompt":"ok?","expiresAt":"2030-01-01T00:00:00Z"})
-        );
+        assert_eq!(r.to_json(), json!({"id":"p1","kind":"approval","prompt":"ok?","expiresAt":"2030-01-01T00:00:00Z"}));
     }
 
     #[test]

@@ -161,7 +161,10 @@ async fn replay(path: &Path) -> (Value, Vec<String>) {
         } else {
             let prev = previous.clone().expect("a resume step needs a previous step");
             let answer = Answer::from_json(&step["resume"]["answer"]).unwrap();
-            let pending = prev.pending.clone().unwrap_or_else(|| Request::from_json(&json!({"id":"","kind":"","prompt":""})).unwrap());
+            let pending = prev
+                .pending
+                .clone()
+                .unwrap_or_else(|| Request::from_json(&json!({"id":"","kind":"","prompt":""})).unwrap());
             client.run_with_answer(toolkit.as_ref(), prev.messages.clone(), &pending, &answer).await
         };
 

@@ -187,7 +187,12 @@ async fn a_panicking_tool_is_an_error_result() {
 #[tokio::test]
 async fn an_inline_answer_with_the_wrong_id_is_an_error() {
     let tk = Toolkit::new(vec![Tool::from_sync("ask", "", json!({}), |_, _| {
-        Ok(pending(PendingSpec { id: Some("p1".into()), kind: "input".into(), prompt: "?".into(), ..Default::default() }))
+        Ok(pending(PendingSpec {
+            id: Some("p1".into()),
+            kind: "input".into(),
+            prompt: "?".into(),
+            ..Default::default()
+        }))
     })])
     .unwrap();
     let (mut o, _t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_calls(&[("1", "ask", "{}")])]);
@@ -307,7 +312,12 @@ async fn error_text_never_carries_secrets() {
     assert!(e.message().starts_with("LLM 400: "));
     assert!(e.http_detail().unwrap().body.contains("«redacted»"));
 
-    mock.script(vec![MockReply { status: 401, headers: vec![], body: json!({"key": "sk-secret-123456"}), delay: Duration::ZERO }]);
+    mock.script(vec![MockReply {
+        status: 401,
+        headers: vec![],
+        body: json!({"key": "sk-secret-123456"}),
+        delay: Duration::ZERO,
+    }]);
     let e = c.run("hi", None).await.unwrap_err();
     assert_eq!(e.message(), "LLM 401");
     assert_eq!(e.http_detail().unwrap().body, "");

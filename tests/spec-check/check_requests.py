@@ -1,26 +1,21 @@
 """Check the conformance scenarios' expected request bodies against the providers' own SDK types.
 
-Why this exists: `tests/conformance/*.json` pins the exact bodies the engine sends to the
-model provider, and `TOOLNEXUS_BLESS=1` can rewrite them from whatever the engine does. A
-blessed body that a real provider would refuse must not pass review just because we wrote
-both sides. So every expected body is validated here against a spec we did not write: the
-request TypedDicts of the official SDKs (`openai.types.chat.completion_create_params.
-CompletionCreateParamsNonStreaming`, `anthropic.types.message_create_params.
-MessageCreateParamsNonStreaming`), plus a few rules the providers enforce that the types
-cannot express (see `semantic_errors`).
+Why: `tests/conformance/*.json` pins the exact bodies the engine sends, and `TOOLNEXUS_BLESS=1`
+rewrites them from whatever the engine does; a body a real provider would refuse must not pass
+because we wrote both sides. So each body is validated against a spec we did not write, the
+official SDKs' request TypedDicts (openai `CompletionCreateParamsNonStreaming`, anthropic
+`MessageCreateParamsNonStreaming`), plus provider rules the types cannot express (`semantic_errors`).
 
 How the types are applied (found empirically with the pinned pydantic, see requirements.txt):
-- `TypeAdapter(SomeTypedDict, config=...)` is refused by pydantic ("type-adapter-config-unused"),
-  so the root type is wrapped as `List[T]`; a TypedDict without a config of its own inherits
-  the enclosing config, so `extra="forbid"` and `strict=True` then reach every nested TypedDict.
-  The exceptions are the few the SDK marks open on purpose (e.g. anthropic's `InputSchemaTyped`
-  is `extra="allow"`: a JSON Schema may carry any keyword).
-- The SDKs type every list field as `Iterable[...]`, which pydantic validates lazily: the
-  result holds a `ValidatorIterator` and the items are only checked when it is consumed.
-  Without consuming, nothing below `messages`/`tools` would be checked at all, so `consume`
-  walks the validated result and drains every iterator, collecting each item's errors.
-- Strict mode is usable as is: strict `Iterable` still accepts a JSON list, and strict `float`
-  accepts an int. It rejects coercions such as `"5"` for an int or `1` for a bool.
+- `TypeAdapter(SomeTypedDict, config=...)` is refused ("type-adapter-config-unused"), so the root
+  is wrapped as `List[T]`. A TypedDict without a config of its own inherits the enclosing one, so
+  `extra="forbid"` and `strict=True` then reach every nested TypedDict, except the few the SDK
+  opens on purpose (anthropic's `InputSchemaTyped` is `extra="allow"`: a JSON Schema is open).
+- The SDKs type list fields as `Iterable[...]`, which pydantic validates lazily: the result holds
+  a `ValidatorIterator` whose items are checked only when consumed. Unconsumed, nothing below
+  `messages`/`tools` would be checked at all, so `consume` drains every iterator.
+- Strict mode works as is: strict `Iterable` accepts a JSON list (and any other iterable, which
+  `consume` refuses), strict `float` accepts an int; `"5"` for an int or `1` for a bool fail.
 
 Usage: check_requests.py [SCENARIO_DIR]   (default: ../conformance beside this script)
 Steps and requests are numbered from 0, as in the file's `steps[N].expect.requests[M]`.
@@ -53,15 +48,20 @@ def fmt_loc(loc: tuple) -> str:
     return out or "(body)"
 
 
-def consume(value: Any, path: tuple, errors: list) -> None:
-    """Drain every lazy `Iterable` in a validated value, recording item errors with full paths."""
+def consume(value: Any, raw: Any, path: tuple, errors: list) -> None:
+    """Drain every lazy `Iterable` in a validated value (walking the raw input beside it),
+    recording item errors with full paths. Strict `Iterable` accepts any iterable, so a JSON
+    object or string where a list belongs would slip through: the raw input must be a list."""
     if isinstance(value, dict):
         for k, v in value.items():
-            consume(v, path + (k,), errors)
+            consume(v, raw.get(k) if isinstance(raw, dict) else None, path + (k,), errors)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            consume(v, path + (i,), errors)
+            consume(v, raw[i] if isinstance(raw, list) else None, path + (i,), errors)
     elif isinstance(value, collections.abc.Iterator):
+        if not isinstance(raw, list):
+            errors.append({"loc": path, "msg": "Input should be a JSON array", "type": "list_type", "input": raw})
+            return
         i = 0
         while True:
             try:
@@ -71,7 +71,7 @@ def consume(value: Any, path: tuple, errors: list) -> None:
             except ValidationError as e:
                 errors.extend({**err, "loc": path + tuple(err["loc"])} for err in e.errors())
             else:
-                consume(item, path + (i,), errors)
+                consume(item, raw[i], path + (i,), errors)
             i += 1
 
 
@@ -84,8 +84,8 @@ def readable(errors: list) -> list[str]:
         if e["type"] in ("literal_error", "missing") and e["loc"] and e["loc"][-1] in ("role", "type")
     ]
     kept = [e for e in errors if not any(e["loc"][: len(p)] == p for p in wrong_branch)] or errors
-    lines = [f"{fmt_loc(e['loc'])}: {e['msg']} (input: {json.dumps(e.get('input'), default=repr)[:80]})"
-             for e in kept[:MAX_ERRORS_SHOWN]]
+    lines = [f"{fmt_loc(e['loc'])}: {e['msg']}" + ("" if e["type"] == "missing" else
+             f" (input: {json.dumps(e.get('input'), default=repr)[:80]})") for e in kept[:MAX_ERRORS_SHOWN]]
     if len(kept) > MAX_ERRORS_SHOWN:
         lines.append(f"... and {len(kept) - MAX_ERRORS_SHOWN} more")
     return lines
@@ -98,7 +98,7 @@ def type_errors(style: str, body: Any) -> list[str]:
     except ValidationError as e:
         errors = [{**err, "loc": tuple(err["loc"])[1:]} for err in e.errors()]  # drop the List index
     else:
-        consume(validated[0], (), errors)
+        consume(validated[0], body, (), errors)
     return readable(errors)
 
 
@@ -110,27 +110,32 @@ def semantic_errors(style: str, body: Any) -> list[str]:
       tool_result blocks come first in their user message (Anthropic's documented requirement).
     openai: an assistant message has text content or tool calls (`content: null` alone is
       refused), and `tool_calls`, when present, is not an empty list.
-    both: every tool call of an assistant message is answered by exactly one result, in call
-      order, right after it (openai: the `role: tool` messages that immediately follow;
-      anthropic: the `tool_result` blocks of the user message that immediately follows), and no
-      result answers a call that does not exist there.
+    both: `messages` is not empty; every tool call of an assistant message is answered by
+      exactly one result, in call order, right after it (openai: the `role: tool` messages that
+      immediately follow; anthropic: the `tool_result` blocks of the user message that
+      immediately follows), and no result answers a call that does not exist there.
     """
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not all(isinstance(m, dict) for m in msgs):
         return []  # the type check already reports this
+    if not msgs:
+        return ["messages: empty list (both providers require at least one message)"]
     return (anthropic_rules if style == "anthropic" else openai_rules)(body, msgs)
 
 
 def pairing(where: str, calls: list, results: list) -> list[str]:
+    """One assistant turn's call ids against the result ids that answer it."""
     if len(set(calls)) != len(calls):
         return [f"{where}: duplicate tool call ids {calls}"]
     if results == calls:
         return []
-    missing = [c for c in calls if c not in results]
-    stray = [r for r in results if r not in calls]
-    extra = sorted({r for r in results if results.count(r) > 1})
-    why = [f"unanswered calls {missing}"] * bool(missing) + [f"results for no such call {stray}"] * bool(stray)
-    why += [f"calls answered more than once {extra}"] * bool(extra)
+    why = []
+    if missing := [c for c in calls if c not in results]:
+        why.append(f"unanswered calls {missing}")
+    if stray := [r for r in results if r not in calls]:
+        why.append(f"results for no such call {stray}")
+    if twice := list(dict.fromkeys(r for r in results if r in calls and results.count(r) > 1)):
+        why.append(f"calls answered more than once {twice}")
     return [f"{where}: tool calls {calls} answered by {results}: " + ("; ".join(why) or "out of call order")]
 
 
@@ -138,19 +143,17 @@ def openai_rules(body: dict, msgs: list) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(msgs):
-        m = msgs[i]
-        if m.get("role") == "tool":  # not consumed by an assistant turn below: an orphan
-            out.append(f"messages[{i}]: tool result {m.get('tool_call_id')!r} follows no assistant tool call")
-            i += 1
-            continue
+        at, m = i, msgs[i]
         i += 1
+        if m.get("role") == "tool":  # one right after a tool turn was consumed below: an orphan
+            out.append(f"messages[{at}]: tool result {m.get('tool_call_id')!r} follows no assistant tool call")
         if m.get("role") != "assistant":
             continue
         tcs = m.get("tool_calls")
         if tcs == []:
-            out.append(f"messages[{i - 1}]: assistant tool_calls is an empty list")
+            out.append(f"messages[{at}]: assistant tool_calls is an empty list")
         if m.get("content") is None and not tcs:
-            out.append(f"messages[{i - 1}]: assistant message with null content and no tool calls")
+            out.append(f"messages[{at}]: assistant message with null content and no tool calls")
         if not tcs or not isinstance(tcs, list):
             continue
         calls = [tc.get("id") if isinstance(tc, dict) else None for tc in tcs]
@@ -158,7 +161,7 @@ def openai_rules(body: dict, msgs: list) -> list[str]:
         while i < len(msgs) and msgs[i].get("role") == "tool":
             results.append(msgs[i].get("tool_call_id"))
             i += 1
-        out += pairing(f"messages[{i - len(results) - 1}]", calls, results)
+        out += pairing(f"messages[{at}]", calls, results)
     return out
 
 
@@ -215,7 +218,8 @@ def check_file(path: Path, shown: str) -> tuple[int, int]:
         return 0, 1
     checked = failed = 0
     for n, step in enumerate(steps):
-        requests = ((step or {}).get("expect") or {}).get("requests") or []
+        expect = step.get("expect") if isinstance(step, dict) else None
+        requests = (expect.get("requests") if isinstance(expect, dict) else None) or []
         for m, request in enumerate(requests):
             checked += 1
             body = request.get("body") if isinstance(request, dict) else None

@@ -105,9 +105,8 @@ impl Failure {
 }
 
 fn decode(resp: &HttpResponse) -> Result<Value> {
-    serde_json::from_slice(&resp.body).map_err(|e| {
-        Error::protocol(format!("provider answered {} with a body that is not JSON ({e})", resp.status))
-    })
+    serde_json::from_slice(&resp.body)
+        .map_err(|e| Error::protocol(format!("provider answered {} with a body that is not JSON ({e})", resp.status)))
 }
 
 /// `Retry-After` as a delay: ASCII digits only, `0..=2147483647` seconds; anything else
@@ -130,10 +129,8 @@ pub(crate) fn backoff(base_ms: u64, attempt: u32) -> Duration {
 fn jitter_ms() -> u64 {
     // A splitmix step over a global counter seeded by the clock: plenty for spreading retries.
     static STATE: AtomicU64 = AtomicU64::new(0);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     let mut z = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ seed;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

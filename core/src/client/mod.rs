@@ -24,7 +24,7 @@ pub use redact::{MAX_ERROR_BODY, REDACTED};
 
 use crate::error::Result;
 use crate::toolkit::Toolkit;
-use crate::transport::{ReqwestTransport, Transport};
+use crate::transport::{Http1Transport, Transport};
 use crate::types::{Answer, Request, RunResult};
 
 /// A configured model client. Cheap to share: wrap it in an `Arc` and run concurrently.
@@ -84,7 +84,7 @@ impl Client {
         opts.validate()?;
         let transport = match &opts.transport {
             Some(t) => t.clone(),
-            None => ReqwestTransport::shared()?,
+            None => Http1Transport::shared(),
         };
         Ok(Client { opts, transport })
     }

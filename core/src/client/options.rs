@@ -121,9 +121,7 @@ impl ClientOptions {
         }
         if let Some(params) = &self.request_params {
             if let Some(k) = FORBIDDEN_PARAMS.iter().find(|k| params.contains_key(**k)) {
-                return Err(Error::invalid(format!(
-                    "request_params may not set \"{k}\" (the engine owns it)"
-                )));
+                return Err(Error::invalid(format!("request_params may not set \"{k}\" (the engine owns it)")));
             }
         }
         for (k, _) in &self.headers {

@@ -12,12 +12,13 @@ use super::turn::{Plan, ToolEnv, TurnOutcome};
 use super::{resume, wire, Client, RunInput};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::{AfterLlmEvent, BeforeLlmEvent, HookSet};
+use crate::toolkit::Declarations;
 use crate::types::{Request, RunResult, RunStatus, ToolCallRecord, Usage, LIMIT_MAX_TURNS};
 
 /// The state a run accumulates.
 struct State {
     messages: Vec<Value>,
-    tools: Vec<Value>,
+    tools: Declarations,
     records: Vec<ToolCallRecord>,
     usage: Usage,
     turns: u32,
@@ -53,7 +54,12 @@ impl Client {
         Error::new(ErrorKind::Timeout, format!("run timeout after {ms}ms (client timeout_ms budget)"))
     }
 
-    async fn drive(&self, input: RunInput<'_>, cancel: CancellationToken, deadline: Option<Instant>) -> Result<RunResult> {
+    async fn drive(
+        &self,
+        input: RunInput<'_>,
+        cancel: CancellationToken,
+        deadline: Option<Instant>,
+    ) -> Result<RunResult> {
         let opts = &self.opts;
         let key = opts.resolve_key()?;
         let caller = Caller {
@@ -67,9 +73,9 @@ impl Client {
         let enabled = opts.hooks.as_ref().map(|h| h.enabled()).unwrap_or(HookSet::ALL);
         let env = ToolEnv { opts, toolkit: input.toolkit, hooks: opts.hooks.as_ref(), enabled, cancel, deadline };
         let tools = match (input.toolkit, opts.style) {
-            (None, _) => Vec::new(),
-            (Some(tk), Style::OpenAi) => tk.to_openai(),
-            (Some(tk), Style::Anthropic) => tk.to_anthropic(),
+            (None, _) => Declarations::replaced(Vec::new()),
+            (Some(tk), Style::OpenAi) => tk.openai_declarations().clone(),
+            (Some(tk), Style::Anthropic) => tk.anthropic_declarations().clone(),
         };
         let system = opts.system_prompt.as_deref();
         let mut st = State {
@@ -106,7 +112,7 @@ impl Client {
             if let (Some(h), true) = (&opts.hooks, enabled.before_llm) {
                 let ev = BeforeLlmEvent {
                     messages: st.messages.clone(),
-                    tools: st.tools.clone(),
+                    tools: st.tools.values.as_ref().clone(),
                     model: opts.model.clone(),
                     turn,
                 };
@@ -115,7 +121,7 @@ impl Client {
                         st.messages = m;
                     }
                     if let Some(t) = ov.tools {
-                        st.tools = t;
+                        st.tools = Declarations::replaced(t);
                     }
                     if let Some(m) = ov.model.filter(|m| !m.is_empty()) {
                         turn_model = m;
@@ -126,13 +132,13 @@ impl Client {
             let body = wire::build_body(opts, &turn_model, anthropic_system, &st.messages, &st.tools)?;
             st.model = turn_model;
             let response = caller.call(Bytes::from(body)).await?;
-            let reply = wire::parse_reply(opts.style, &response)?;
+            if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
+                h.after_llm(AfterLlmEvent { response: response.clone(), model: st.model.clone(), turn }).await?;
+            }
+            let reply = wire::parse_reply(opts.style, response)?;
             st.usage.prompt_tokens += reply.usage.prompt_tokens;
             st.usage.completion_tokens += reply.usage.completion_tokens;
             st.usage.total_tokens += reply.usage.total_tokens;
-            if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
-                h.after_llm(AfterLlmEvent { response, model: st.model.clone(), turn }).await?;
-            }
             st.last_text = reply.text;
             if let Some(m) = reply.message {
                 st.messages.push(m);

@@ -6,10 +6,12 @@
 //! message recorded from a reply, and every tool call answered by exactly one result.
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::options::{ClientOptions, Style};
 use crate::error::{Error, Result};
+use crate::toolkit::Declarations;
 use crate::types::{json_type, JsonObject, ToolResult, Usage};
 
 /// One tool call the model made.
@@ -32,12 +34,32 @@ pub(crate) struct Reply {
     pub usage: Usage,
 }
 
+/// The `tools` field: the toolkit's cached JSON when unchanged, else the values.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolsField<'a> {
+    Raw(&'a RawValue),
+    Values(&'a [Value]),
+}
+
+impl<'a> ToolsField<'a> {
+    fn of(d: &'a Declarations) -> Option<ToolsField<'a>> {
+        if d.is_empty() {
+            return None;
+        }
+        Some(match &d.json {
+            Some(raw) => ToolsField::Raw(raw),
+            None => ToolsField::Values(&d.values),
+        })
+    }
+}
+
 #[derive(Serialize)]
 struct OpenAiBody<'a> {
     model: &'a str,
     messages: &'a [Value],
-    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
-    tools: &'a [Value],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<ToolsField<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
 }
@@ -49,8 +71,8 @@ struct AnthropicBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<&'a str>,
     messages: &'a [Value],
-    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
-    tools: &'a [Value],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<ToolsField<'a>>,
 }
 
 /// The request body of one turn, serialised once straight to bytes.
@@ -59,12 +81,13 @@ pub(crate) fn build_body(
     model: &str,
     system: Option<&str>,
     messages: &[Value],
-    tools: &[Value],
+    tools: &Declarations,
 ) -> Result<Vec<u8>> {
     let system = system.filter(|s| !s.is_empty());
+    let tools = ToolsField::of(tools);
     let encoded = match opts.style {
         Style::OpenAi => {
-            let tool_choice = if tools.is_empty() { None } else { Some("auto") };
+            let tool_choice = tools.as_ref().map(|_| "auto");
             encode(&OpenAiBody { model, messages, tools, tool_choice }, opts.request_params.as_ref())
         }
         Style::Anthropic => encode(
@@ -98,9 +121,9 @@ pub(crate) fn opening_messages(style: Style, system: Option<&str>, fresh: bool, 
     out
 }
 
-/// Parses a 2xx response body.
-pub(crate) fn parse_reply(style: Style, body: &Value) -> Result<Reply> {
-    if let Some(err) = provider_error(body) {
+/// Parses a 2xx response body, taking the parts it keeps out of it.
+pub(crate) fn parse_reply(style: Style, body: Value) -> Result<Reply> {
+    if let Some(err) = provider_error(&body) {
         return Err(Error::protocol(format!("provider returned an error object: {err}")));
     }
     match style {
@@ -120,12 +143,13 @@ fn provider_error(body: &Value) -> Option<String> {
     })
 }
 
-fn parse_openai(body: &Value) -> Result<Reply> {
+fn parse_openai(mut body: Value) -> Result<Reply> {
     let msg = body
-        .get("choices")
-        .and_then(|c| c.get(0))
-        .and_then(|c| c.get("message"))
+        .get_mut("choices")
+        .and_then(|c| c.get_mut(0))
+        .and_then(|c| c.get_mut("message"))
         .filter(|m| m.is_object())
+        .map(Value::take)
         .ok_or_else(|| Error::protocol("malformed openai response: no choices[0].message object"))?;
     let text = openai_text(msg.get("content"));
     let calls = match msg.get("tool_calls") {
@@ -139,7 +163,7 @@ fn parse_openai(body: &Value) -> Result<Reply> {
         }
     };
     let usage = body.get("usage").map(openai_usage).unwrap_or_default();
-    let message = if text.is_empty() && calls.is_empty() { None } else { Some(msg.clone()) };
+    let message = if text.is_empty() && calls.is_empty() { None } else { Some(msg) };
     Ok(Reply { message, text, calls, usage })
 }
 
@@ -184,13 +208,13 @@ fn openai_usage(u: &Value) -> Usage {
     Usage { prompt_tokens: p, completion_tokens: c, total_tokens: if t > 0 { t } else { p + c } }
 }
 
-fn parse_anthropic(body: &Value) -> Result<Reply> {
-    let content = match body.get("content") {
+fn parse_anthropic(mut body: Value) -> Result<Reply> {
+    let content = match body.get_mut("content").map(Value::take) {
         Some(Value::Array(blocks)) => blocks,
         Some(other) => {
             return Err(Error::protocol(format!(
                 "malformed anthropic response: content is {}, not an array",
-                json_type(other)
+                json_type(&other)
             )));
         }
         None => return Err(Error::protocol("malformed anthropic response: no content array")),
@@ -198,7 +222,7 @@ fn parse_anthropic(body: &Value) -> Result<Reply> {
     let mut text = String::new();
     let mut calls = Vec::new();
     let mut kept = Vec::with_capacity(content.len());
-    for (i, b) in content.iter().enumerate() {
+    for (i, b) in content.into_iter().enumerate() {
         match b.get("type").and_then(Value::as_str) {
             Some("text") => {
                 let t = b.get("text").and_then(Value::as_str).unwrap_or("");
@@ -207,10 +231,10 @@ fn parse_anthropic(body: &Value) -> Result<Reply> {
                 }
                 text.push_str(t);
             }
-            Some("tool_use") => calls.push(anthropic_call(i, b)?),
+            Some("tool_use") => calls.push(anthropic_call(i, &b)?),
             _ => {}
         }
-        kept.push(b.clone());
+        kept.push(b);
     }
     let u = body.get("usage");
     let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
@@ -296,10 +320,8 @@ pub(crate) fn results_after(messages: &[Value]) -> (Vec<(String, Value)>, usize)
             }
             Some("user") => {
                 let Some(Value::Array(blocks)) = m.get("content") else { break };
-                let results: Vec<&Value> = blocks
-                    .iter()
-                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-                    .collect();
+                let results: Vec<&Value> =
+                    blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")).collect();
                 if results.is_empty() || results.len() != blocks.len() {
                     break;
                 }
@@ -369,11 +391,14 @@ mod tests {
     fn anthropic_reply_drops_empty_text_blocks() {
         let r = parse_reply(
             Style::Anthropic,
-            &json!({"content":[{"type":"text","text":""},{"type":"tool_use","id":"t1","name":"x","input":{}}]}),
+            json!({"content":[{"type":"text","text":""},{"type":"tool_use","id":"t1","name":"x","input":{}}]}),
         )
         .unwrap();
-        assert_eq!(r.message, Some(json!({"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]})));
-        let empty = parse_reply(Style::Anthropic, &json!({"content":[{"type":"text","text":""}]})).unwrap();
+        assert_eq!(
+            r.message,
+            Some(json!({"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]}))
+        );
+        let empty = parse_reply(Style::Anthropic, json!({"content":[{"type":"text","text":""}]})).unwrap();
         assert!(empty.message.is_none());
     }
 
@@ -386,7 +411,7 @@ mod tests {
             (Style::Anthropic, json!({"content":"hi"})),
             (Style::Anthropic, json!({"error":{"message":"overloaded"}})),
         ] {
-            assert_eq!(parse_reply(style, &body).err().map(|e| e.kind()), Some(crate::ErrorKind::Protocol));
+            assert_eq!(parse_reply(style, body).err().map(|e| e.kind()), Some(crate::ErrorKind::Protocol));
         }
     }
 

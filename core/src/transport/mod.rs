@@ -1,0 +1,69 @@
+//! How request bytes reach the provider. The loop builds the body once per turn and hands
+//! bytes to a [`Transport`]; the default is [`Http1Transport`], a lean pooled keep-alive
+//! HTTP/1.1 client over rustls. A host may supply its own (a recording double, a proxy,
+//! its language's HTTP client).
+
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+
+use crate::error::Result;
+
+/// One POST to the provider.
+#[derive(Clone)]
+pub struct HttpRequest {
+    /// The absolute URL.
+    pub url: String,
+    /// Header name/value pairs (names lowercase). Values may hold secrets: never log them.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub body: Bytes,
+    /// How long this one request may take.
+    pub timeout: Duration,
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("HttpRequest")
+            .field("url", &self.url)
+            .field("header_names", &names)
+            .field("body_len", &self.body.len())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// The provider's answer, whatever its status.
+#[derive(Clone, Debug)]
+pub struct HttpResponse {
+    /// The HTTP status.
+    pub status: u16,
+    /// Response headers (only `retry-after` is read by the engine).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Bytes,
+}
+
+impl HttpResponse {
+    /// The first header called `name` (ASCII case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Sends one request. Return `Ok` for any HTTP answer (the loop reads the status) and `Err`
+/// only when no answer came: an [`ErrorKind::Network`] error is retried, any other kind
+/// (a host transport's own failure) ends the run.
+pub trait Transport: Send + Sync {
+    /// POSTs `request`.
+    fn post(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse>>;
+}
+
+mod http1;
+mod pool;
+mod tls;
+
+pub use http1::Http1Transport;

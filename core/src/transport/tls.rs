@@ -1,0 +1,38 @@
+//! TLS for the default transport: rustls with the ring provider and the platform's trust
+//! store, configured once per process.
+
+use std::sync::{Arc, OnceLock};
+
+use rustls::pki_types::ServerName;
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+use crate::error::{Error, ErrorKind, Result};
+
+fn config() -> Result<Arc<rustls::ClientConfig>> {
+    static CONFIG: OnceLock<std::result::Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    let built = CONFIG.get_or_init(|| {
+        use rustls_platform_verifier::BuilderVerifierExt;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_platform_verifier()
+            .map_err(|e| e.to_string())?
+            .with_no_client_auth();
+        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Arc::new(cfg))
+    });
+    built.clone().map_err(|e| Error::new(ErrorKind::Config, format!("TLS setup failed: {e}")))
+}
+
+/// Runs the TLS handshake for `host` over `tcp`.
+pub(super) async fn connect(host: &str, tcp: TcpStream) -> Result<TlsStream<TcpStream>> {
+    let name = ServerName::try_from(host.to_string())
+        .map_err(|_| Error::invalid(format!("invalid TLS server name {host:?}")))?;
+    TlsConnector::from(config()?)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| Error::new(ErrorKind::Network, format!("TLS handshake with {host} failed: {e}")))
+}
