@@ -1,25 +1,45 @@
 # toolnexus: one engine in Rust, bindings for every language.
 #
-#   make demo    build and run the demo (scripted model, no network)
-#   make test    every check: format, lints, all tests, wire shapes against the official SDK types
-#   make bench   the engine's cost per agent run against the shared mock, beside the bare floor
-#   make help    this list
+#   make demo       build and run the demo (scripted model, no network)
+#   make test       every check: format, lints, all tests (Rust and C), the header, wire shapes
+#   make bench      the engine's cost per agent run against the shared mock, beside the bare floor
+#   make header     regenerate include/toolnexus.h with the pinned cbindgen
+#   make c-install  install libtoolnexus, its header and toolnexus.pc under PREFIX (/usr/local)
+#   make help       this list
 
 CARGO ?= cargo
 # One target directory for the whole run, so each crate is built once.
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 BENCH_DIR ?= $(CURDIR)/../shared/bench
 BENCH_RUNS ?= 2000
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 
-.PHONY: help demo test fmt-check clippy rust-tests spec-check bench
+# The header generator, pinned: CI fails when include/toolnexus.h differs from its output.
+CBINDGEN_VERSION := 0.29.4
+TOOLS_DIR ?= $(CARGO_TARGET_DIR)/tools
+CBINDGEN := $(TOOLS_DIR)/cbindgen-$(CBINDGEN_VERSION)/bin/cbindgen
+
+# The C tests link the debug library the Rust tests already built.
+CC ?= cc
+CXX ?= c++
+C_FLAGS := -std=c99 -pedantic -Wall -Wextra -Werror -g -D_DEFAULT_SOURCE -Iinclude
+C_LIBS := -lcjson -lpthread -ldl -lm -lrt
+LIB_DIR := $(CARGO_TARGET_DIR)/debug
+C_OUT := $(CARGO_TARGET_DIR)/c-tests
+VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	--show-leak-kinds=definite,indirect --error-exitcode=1
+PREFIX ?= /usr/local
+PROFILE ?= release
+
+.PHONY: help demo test fmt-check clippy rust-tests spec-check bench header header-check c-lib c-tests c-install
 
 help:
-	@sed -n '3,7p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
 
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
 
-test: fmt-check clippy rust-tests spec-check
+test: fmt-check clippy rust-tests header-check c-tests spec-check
 	@echo "make test: all checks passed"
 
 fmt-check:
@@ -42,3 +62,44 @@ bench:
 	  "$(CARGO_TARGET_DIR)/release/toolnexus-bench" --mockllm "$(CARGO_TARGET_DIR)/bench-mock/release/mockllm" \
 	    --scenario weather --style $$style --runs $(BENCH_RUNS); \
 	done
+
+$(CBINDGEN):
+	$(CARGO) install cbindgen --version $(CBINDGEN_VERSION) --locked --quiet --root $(TOOLS_DIR)/cbindgen-$(CBINDGEN_VERSION)
+
+header: $(CBINDGEN)
+	$(CBINDGEN) --config ffi-c/cbindgen.toml --crate toolnexus-ffi --output include/toolnexus.h ffi-c 2>/dev/null
+
+header-check: $(CBINDGEN)
+	@mkdir -p $(CARGO_TARGET_DIR)
+	$(CBINDGEN) --config ffi-c/cbindgen.toml --crate toolnexus-ffi --output $(CARGO_TARGET_DIR)/toolnexus.h ffi-c 2>/dev/null
+	@diff -u include/toolnexus.h $(CARGO_TARGET_DIR)/toolnexus.h || \
+	  { echo "include/toolnexus.h is stale: run make header and commit it"; exit 1; }
+
+c-lib:
+	$(CARGO) build -p toolnexus-ffi --locked
+
+# The ABI test runs under valgrind (no definite or indirect leaks); the header is compiled as
+# C99 and as C++, included twice; every conformance scenario is replayed through the C ABI.
+c-tests: c-lib
+	@mkdir -p $(C_OUT)
+	$(CC) $(C_FLAGS) tests/c/abi_test.c $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/abi_test
+	$(VALGRIND) $(C_OUT)/abi_test
+	$(CC) $(C_FLAGS) tests/c/header_twice.c $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/header_c
+	$(C_OUT)/header_c
+	$(CXX) -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ tests/c/header_twice.c -x none \
+	  $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/header_cpp
+	$(C_OUT)/header_cpp
+	$(CC) $(C_FLAGS) tests/c/conformance_runner.c $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/conformance
+	$(C_OUT)/conformance tests/conformance
+	$(MAKE) --no-print-directory c-install PREFIX=$(C_OUT)/prefix PROFILE=debug
+	$(CC) $(C_FLAGS) tests/c/header_twice.c $$(PKG_CONFIG_PATH=$(C_OUT)/prefix/lib/pkgconfig pkg-config --cflags --libs toolnexus) \
+	  -o $(C_OUT)/header_pkgconfig
+	LD_LIBRARY_PATH=$(C_OUT)/prefix/lib $(C_OUT)/header_pkgconfig
+
+c-install:
+	$(CARGO) build -p toolnexus-ffi --locked $(if $(filter release,$(PROFILE)),--release,)
+	install -d $(PREFIX)/lib/pkgconfig $(PREFIX)/include
+	install -m 644 $(CARGO_TARGET_DIR)/$(PROFILE)/libtoolnexus.a $(PREFIX)/lib/
+	install -m 755 $(CARGO_TARGET_DIR)/$(PROFILE)/libtoolnexus.so $(PREFIX)/lib/
+	install -m 644 include/toolnexus.h $(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' ffi-c/toolnexus.pc.in > $(PREFIX)/lib/pkgconfig/toolnexus.pc

@@ -31,11 +31,14 @@ pub enum ErrorKind {
     Host,
     /// A bug in the engine itself.
     Internal,
+    /// A blocking entry point was called from inside one of the engine's own callbacks,
+    /// where waiting would deadlock the engine.
+    Reentrant,
 }
 
 impl ErrorKind {
     /// Every kind, in code order. The single source for generated tables.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::InvalidArgument,
         ErrorKind::Config,
         ErrorKind::Http,
@@ -46,6 +49,7 @@ impl ErrorKind {
         ErrorKind::AnswerMismatch,
         ErrorKind::Host,
         ErrorKind::Internal,
+        ErrorKind::Reentrant,
     ];
 
     /// The stable numeric code (never 0, never reused).
@@ -61,6 +65,7 @@ impl ErrorKind {
             ErrorKind::AnswerMismatch => 8,
             ErrorKind::Host => 9,
             ErrorKind::Internal => 10,
+            ErrorKind::Reentrant => 11,
         }
     }
 
@@ -77,6 +82,7 @@ impl ErrorKind {
             ErrorKind::AnswerMismatch => "answer_mismatch",
             ErrorKind::Host => "host",
             ErrorKind::Internal => "internal",
+            ErrorKind::Reentrant => "reentrant",
         }
     }
 

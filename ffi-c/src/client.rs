@@ -1,0 +1,416 @@
+//! `tn_client`: a configured model client, its runs (blocking and async), and cancellation.
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use engine::{Answer, CancellationToken, Client, ClientOptions, Error, Request, RunInput, RunResult, Style, Toolkit};
+use serde_json::{Map, Value};
+
+use crate::guard::{c_arg, call, in_json, quietly, write_out, Result};
+use crate::handles::{self, Object};
+use crate::host::{
+    tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_transport_fn, tn_wait_for_fn, CHooks, COnError, CTransport, CWaitFor,
+    HostData,
+};
+use crate::runtime::{block_on, spawn};
+use crate::status::{error_json, status_of, TN_ERR_CANCELLED, TN_OK};
+
+/// An opaque model client. Made by `tn_client_new`, released by `tn_client_free`; runs in
+/// progress keep what they use alive. One client may run many times, concurrently.
+pub struct tn_client {
+    _private: [u8; 0],
+}
+
+/// An opaque cancellation handle for runs (`tn_cancel_new`, `tn_cancel_fire`, `tn_cancel_free`).
+pub struct tn_cancel {
+    _private: [u8; 0],
+}
+
+/// The host behaviour of a client. Every field may be NULL / 0. Callbacks run on library
+/// threads, get `user_data` back, and answer through `tn_complete`.
+#[repr(C)]
+pub struct tn_callbacks {
+    /// Handed back to every callback.
+    pub user_data: *mut c_void,
+    /// Called once with `user_data` when the client is freed and no run uses it any more.
+    pub free_user_data: tn_free_fn,
+    /// Resolves suspensions inline; NULL makes a suspension halt the run (status `pending`).
+    pub wait_for: tn_wait_for_fn,
+    /// Sends the model requests; NULL uses the library's own HTTP/1.1 client.
+    pub transport: tn_transport_fn,
+    /// Lifecycle hooks, called for the hooks named in `hook_mask`.
+    pub hook: tn_hook_fn,
+    /// `TN_HOOK_*` bits.
+    pub hook_mask: u32,
+    /// Classifies failed model calls; NULL retries what the default policy retries.
+    pub on_error: tn_on_error_fn,
+}
+
+/// Called once when an async run ends: `status` is `TN_OK` with the RunResult JSON, or an
+/// error status with the error JSON. The strings are valid only during the call.
+pub type tn_done_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, status: i32, json: *const c_char)>;
+
+pub(crate) struct ClientHandle {
+    client: Client,
+    /// Keeps the host's user_data alive (and its finalizer pending) while the client lives.
+    _data: Option<Arc<HostData>>,
+}
+
+fn options(v: &Value) -> Result<ClientOptions> {
+    const KNOWN: [&str; 13] = [
+        "base_url",
+        "style",
+        "model",
+        "api_key",
+        "headers",
+        "system_prompt",
+        "max_turns",
+        "retries",
+        "retry_base_ms",
+        "retryable_statuses",
+        "timeout_ms",
+        "max_tokens",
+        "request_params",
+    ];
+    let o = v.as_object().ok_or_else(|| Error::invalid("options_json must be a JSON object"))?;
+    if let Some(k) = o.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(Error::invalid(format!("unknown client option {k:?} (known: {})", KNOWN.join(", "))));
+    }
+    let s = |k: &str| -> Result<Option<String>> {
+        match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(v)) => Ok(Some(v.clone())),
+            Some(_) => Err(Error::invalid(format!("option {k:?} must be a string"))),
+        }
+    };
+    let n = |k: &str| -> Result<Option<u64>> {
+        match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| Error::invalid(format!("option {k:?} must be a non-negative integer"))),
+        }
+    };
+    let req = |k: &str| s(k)?.ok_or_else(|| Error::invalid(format!("option {k:?} is required")));
+    let mut opts = ClientOptions::new(req("base_url")?, Style::parse(&req("style")?)?, req("model")?);
+    opts.api_key = s("api_key")?;
+    opts.system_prompt = s("system_prompt")?;
+    if let Some(h) = o.get("headers").filter(|h| !h.is_null()) {
+        let h = h.as_object().ok_or_else(|| Error::invalid("option \"headers\" must be an object"))?;
+        opts.headers = h
+            .iter()
+            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::invalid("option \"headers\" must map names to strings"))?;
+    }
+    let small = |k: &str, v: u64| u32::try_from(v).map_err(|_| Error::invalid(format!("option {k:?} is too large")));
+    if let Some(v) = n("max_turns")? {
+        opts.max_turns = small("max_turns", v)?;
+    }
+    if let Some(v) = n("retries")? {
+        opts.retries = small("retries", v)?;
+    }
+    if let Some(v) = n("retry_base_ms")? {
+        opts.retry_base_ms = v;
+    }
+    if let Some(v) = n("max_tokens")? {
+        opts.max_tokens = small("max_tokens", v)?;
+    }
+    opts.timeout_ms = n("timeout_ms")?;
+    if let Some(arr) = o.get("retryable_statuses").filter(|a| !a.is_null()) {
+        let arr = arr.as_array().ok_or_else(|| Error::invalid("option \"retryable_statuses\" must be an array"))?;
+        opts.retryable_statuses = arr
+            .iter()
+            .map(|s| s.as_u64().and_then(|s| u16::try_from(s).ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::invalid("option \"retryable_statuses\" must hold HTTP statuses"))?;
+    }
+    if let Some(p) = o.get("request_params").filter(|p| !p.is_null()) {
+        opts.request_params =
+            Some(p.as_object().cloned().ok_or_else(|| Error::invalid("option \"request_params\" must be an object"))?);
+    }
+    Ok(opts)
+}
+
+fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
+    if let Some(f) = cb.wait_for {
+        opts.wait_for = Some(Arc::new(CWaitFor { data: data.clone(), f }));
+    }
+    if let Some(f) = cb.transport {
+        opts.transport = Some(Arc::new(CTransport { data: data.clone(), f }));
+    }
+    if let (Some(f), true) = (cb.hook, cb.hook_mask != 0) {
+        opts.hooks = Some(Arc::new(CHooks { data: data.clone(), f, mask: cb.hook_mask }));
+    }
+    if let Some(f) = cb.on_error {
+        opts.on_error = Some(Arc::new(COnError { data: data.clone(), f }));
+    }
+}
+
+/// Makes a client from `options_json`: `{"base_url", "style" ("openai" | "anthropic"),
+/// "model", "api_key"?, "headers"? {name: value}, "system_prompt"?, "max_turns"? (10),
+/// "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "timeout_ms"?,
+/// "max_tokens"? (4096), "request_params"? {}}`. An unknown key is an error. `callbacks` may
+/// be NULL; the struct is copied.
+///
+/// # Safety
+/// Pointers as documented; `out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_client_new(
+    options_json: *const c_char,
+    callbacks: *const tn_callbacks,
+    out: *mut *mut tn_client,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        // SAFETY: NULL or a readable tn_callbacks (documented).
+        let cb = unsafe { callbacks.as_ref() };
+        // Made first, so that any failure below still runs the host's finalizer, once.
+        let data = cb.map(|cb| HostData::new(cb.user_data, cb.free_user_data));
+        if out.is_null() {
+            return Err(Error::invalid("out is NULL"));
+        }
+        let mut opts = options(&in_json(options_json, "options_json")?)?;
+        if let (Some(cb), Some(data)) = (cb, &data) {
+            attach(&mut opts, cb, data);
+        }
+        let client = Client::new(opts)?;
+        let handle = ClientHandle { client, _data: data };
+        // SAFETY: checked non-NULL above.
+        unsafe { *out = handles::register(Object::Client(Arc::new(handle))) };
+        Ok(())
+    })
+}
+
+/// Releases a client. NULL, or a handle already freed, is ignored.
+///
+/// # Safety
+/// `client` is NULL or a pointer this library returned.
+#[no_mangle]
+pub unsafe extern "C" fn tn_client_free(client: *mut tn_client) {
+    quietly(|| handles::release(client, "tn_client"));
+}
+
+/// What one run needs, owned so it can move onto the runtime.
+struct Job {
+    client: Arc<ClientHandle>,
+    toolkit: Option<Arc<Toolkit>>,
+    prompt: Option<String>,
+    history: Vec<Value>,
+    resume: Option<(Request, Answer)>,
+    cancel: Option<CancellationToken>,
+}
+
+impl Job {
+    fn new(
+        client: *const tn_client,
+        toolkit: *const crate::toolkit::tn_toolkit,
+        cancel: *const tn_cancel,
+    ) -> Result<Job> {
+        Ok(Job {
+            client: handles::client(client)?,
+            toolkit: if toolkit.is_null() { None } else { Some(handles::toolkit(toolkit)?) },
+            prompt: None,
+            history: Vec::new(),
+            resume: None,
+            cancel: if cancel.is_null() { None } else { Some(handles::cancel(cancel)?) },
+        })
+    }
+
+    /// Reads `{"prompt", "history"?}` or `{"history", "pending", "answer"}`.
+    fn input(mut self, v: Value) -> Result<Job> {
+        let mut o: Map<String, Value> = match v {
+            Value::Object(o) => o,
+            _ => return Err(Error::invalid("input_json must be a JSON object")),
+        };
+        if let Some(k) = o.keys().find(|k| !["prompt", "history", "pending", "answer"].contains(&k.as_str())) {
+            return Err(Error::invalid(format!("unknown input key {k:?} (known: prompt, history, pending, answer)")));
+        }
+        self.history = match o.remove("history") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(h)) => h,
+            Some(_) => return Err(Error::invalid("\"history\" must be an array of messages")),
+        };
+        match (o.remove("prompt"), o.remove("pending"), o.remove("answer")) {
+            (Some(Value::String(p)), None, None) => self.prompt = Some(p),
+            (None, Some(p), Some(a)) => self.resume = Some((Request::from_json(&p)?, Answer::from_json(&a)?)),
+            _ => {
+                return Err(Error::invalid(
+                    "input_json needs either a string \"prompt\", or \"pending\" and \"answer\" to resume",
+                ))
+            }
+        }
+        Ok(self)
+    }
+
+    async fn run(self) -> Result<RunResult> {
+        let input = RunInput {
+            prompt: self.prompt,
+            history: self.history,
+            toolkit: self.toolkit.as_deref(),
+            cancel: self.cancel,
+            resume: self.resume,
+        };
+        self.client.client.run_input(input).await
+    }
+}
+
+fn result_json(r: &RunResult) -> String {
+    serde_json::to_string(r).unwrap_or_default()
+}
+
+/// Runs the loop and blocks until it ends, writing the RunResult JSON (snake_case keys:
+/// `text, messages, tool_calls, tool_call_count, turns, usage, model, status, limit?,
+/// pending?`) to `*result_out`. `input_json` is `{"prompt", "history"?}`, or `{"history",
+/// "pending", "answer"}` to resume a halted run. `toolkit` and `cancel` may be NULL.
+/// Refused with `TN_ERR_REENTRANT` inside a callback.
+///
+/// # Safety
+/// Pointers as documented; `result_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_client_run(
+    client: *const tn_client,
+    toolkit: *const crate::toolkit::tn_toolkit,
+    input_json: *const c_char,
+    cancel: *const tn_cancel,
+    result_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        if result_out.is_null() {
+            return Err(Error::invalid("result_out is NULL"));
+        }
+        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let r = block_on(job.run())?;
+        write_out(result_out, "result_out", result_json(&r))
+    })
+}
+
+/// Resumes a run that halted with status `pending`: `history_json` is its messages,
+/// `pending_json` its pending Request, `answer_json` the Answer (its id must echo the
+/// Request's, else `TN_ERR_ANSWER_MISMATCH`). Blocks like `tn_client_run`.
+///
+/// # Safety
+/// Pointers as documented; `result_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_client_run_with_answer(
+    client: *const tn_client,
+    toolkit: *const crate::toolkit::tn_toolkit,
+    history_json: *const c_char,
+    pending_json: *const c_char,
+    answer_json: *const c_char,
+    cancel: *const tn_cancel,
+    result_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        if result_out.is_null() {
+            return Err(Error::invalid("result_out is NULL"));
+        }
+        let input = serde_json::json!({
+            "history": in_json(history_json, "history_json")?,
+            "pending": in_json(pending_json, "pending_json")?,
+            "answer": in_json(answer_json, "answer_json")?,
+        });
+        let job = Job::new(client, toolkit, cancel)?.input(input)?;
+        let r = block_on(job.run())?;
+        write_out(result_out, "result_out", result_json(&r))
+    })
+}
+
+/// Fires `done` exactly once: with the outcome, or with `TN_ERR_CANCELLED` if the run is
+/// dropped unfinished (the runtime shutting down).
+struct Done {
+    f: unsafe extern "C" fn(*mut c_void, i32, *const c_char),
+    user_data: *mut c_void,
+    fired: bool,
+}
+
+// SAFETY: the header requires the done callback and its user_data to be usable from any thread.
+unsafe impl Send for Done {}
+
+impl Done {
+    fn fire(&mut self, status: i32, json: String) {
+        if std::mem::replace(&mut self.fired, true) {
+            return;
+        }
+        let json = c_arg(json);
+        // SAFETY: the host's callback with its own user_data; `json` outlives the call.
+        unsafe { (self.f)(self.user_data, status, json.as_ptr()) };
+    }
+}
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        let e = Error::new(engine::ErrorKind::Cancelled, "the run was dropped before it finished");
+        self.fire(TN_ERR_CANCELLED, error_json(&e));
+    }
+}
+
+/// Starts a run and returns at once. On `TN_OK`, `done` will be called exactly once, on a
+/// library thread, with the outcome; on any other status it is never called. `input_json` is
+/// as for `tn_client_run` (a resume included).
+///
+/// # Safety
+/// Pointers as documented; `done` must not be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn tn_client_run_async(
+    client: *const tn_client,
+    toolkit: *const crate::toolkit::tn_toolkit,
+    input_json: *const c_char,
+    cancel: *const tn_cancel,
+    done: tn_done_fn,
+    user_data: *mut c_void,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
+        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let mut done = Done { f, user_data, fired: false };
+        spawn(async move {
+            match job.run().await {
+                Ok(r) => done.fire(TN_OK, result_json(&r)),
+                Err(e) => done.fire(status_of(e.kind()), error_json(&e)),
+            }
+        })
+    })
+}
+
+/// Makes a cancellation handle. Pass it to runs; `tn_cancel_fire` aborts them all.
+///
+/// # Safety
+/// `out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_cancel_new(out: *mut *mut tn_cancel, error_out: *mut *mut c_char) -> i32 {
+    call(error_out, || {
+        if out.is_null() {
+            return Err(Error::invalid("out is NULL"));
+        }
+        // SAFETY: checked non-NULL.
+        unsafe { *out = handles::register(Object::Cancel(CancellationToken::new())) };
+        Ok(())
+    })
+}
+
+/// Cancels every run given this handle (now and later): their in-flight requests are
+/// aborted and they end with `TN_ERR_CANCELLED`. Callable from any thread, callbacks included.
+///
+/// # Safety
+/// `cancel` is a pointer this library returned.
+#[no_mangle]
+pub unsafe extern "C" fn tn_cancel_fire(cancel: *const tn_cancel, error_out: *mut *mut c_char) -> i32 {
+    call(error_out, || {
+        handles::cancel(cancel)?.cancel();
+        Ok(())
+    })
+}
+
+/// Releases a cancellation handle (runs already given it keep working). NULL is ignored.
+///
+/// # Safety
+/// `cancel` is NULL or a pointer this library returned.
+#[no_mangle]
+pub unsafe extern "C" fn tn_cancel_free(cancel: *mut tn_cancel) {
+    quietly(|| handles::release(cancel, "tn_cancel"));
+}

@@ -1,0 +1,308 @@
+//! The core's host traits implemented over C callbacks. Each callback gets its input as JSON
+//! and a completion token, and answers through `tn_complete`, from its own thread or any
+//! other. A callback runs on a library thread and must return promptly: slow work is done
+//! elsewhere and completed later.
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use engine::{
+    AfterLlmEvent, AfterToolEvent, Answer, BeforeLlmEvent, BeforeToolEvent, Error, ErrorInfo, ErrorKind, HookFuture,
+    HookSet, Hooks, HttpRequest, HttpResponse, LlmOverride, OnError, Request, Tier, ToolContext, ToolHandler,
+    ToolOverride, ToolResult, Transport, WaitFor,
+};
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+
+use crate::guard::{c_arg, Result};
+use crate::runtime::{host_call, Completion};
+use crate::status::{kind_of, TN_OK};
+
+/// Runs a tool: `call_json` is `{"name", "args", "call_id", "answer"?, "timeout_ms"?}`.
+/// Complete with a ToolResult JSON `{"output", "is_error", "metadata"?}`, or with an error
+/// status and a message (the model then sees an error result with that message).
+pub type tn_tool_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, call_json: *const c_char, token: u64)>;
+
+/// Resolves a suspension inline: `request_json` is the Request. Complete with an Answer JSON,
+/// or `null` for no answer (treated as a decline).
+pub type tn_wait_for_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, request_json: *const c_char, token: u64)>;
+
+/// Sends one model request: `request_json` is `{"url", "headers": {name: value}, "body",
+/// "timeout_ms"}` (`body` is the JSON text). Complete with `{"status", "headers", "body"}` for
+/// any HTTP answer; with `TN_ERR_NETWORK` and a message when no answer came (the engine
+/// retries it); any other error status ends the run.
+pub type tn_transport_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, request_json: *const c_char, token: u64)>;
+
+/// A lifecycle hook: `hook` names it and `event_json` is its event; complete with `null` or
+/// an override, or with an error status to end the run with that message:
+/// - `before_llm` `{messages, tools, model, turn}` → `{messages?, tools?, model?}` (a model
+///   applies to this turn only; messages and tools replace the run's);
+/// - `after_llm` `{response, model, turn}` → `null`;
+/// - `before_tool` `{name, args, id, turn}` → `{result}` to skip the tool (a suspension
+///   included) or `{args}` to rewrite them;
+/// - `after_tool` `{name, args, result, id, turn}` → `{result}` to replace it (never called
+///   on a suspension).
+pub type tn_hook_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, hook: *const c_char, event_json: *const c_char, token: u64)>;
+
+/// Classifies a failed model call: `info_json` is `{"status"?, "error"?, "attempt",
+/// "retryable"}`. Complete with `"retry"` or `"fail"`.
+pub type tn_on_error_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, info_json: *const c_char, token: u64)>;
+
+/// Releases a `user_data` once the library no longer uses it.
+pub type tn_free_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// `tn_callbacks.hook_mask` bit: call the hook for `before_llm`.
+pub const TN_HOOK_BEFORE_LLM: u32 = 1;
+/// `tn_callbacks.hook_mask` bit: call the hook for `after_llm`.
+pub const TN_HOOK_AFTER_LLM: u32 = 2;
+/// `tn_callbacks.hook_mask` bit: call the hook for `before_tool`.
+pub const TN_HOOK_BEFORE_TOOL: u32 = 4;
+/// `tn_callbacks.hook_mask` bit: call the hook for `after_tool`.
+pub const TN_HOOK_AFTER_TOOL: u32 = 8;
+
+/// A host's `user_data` and its finalizer, run once when the last user lets go.
+pub(crate) struct HostData {
+    user_data: *mut c_void,
+    free: tn_free_fn,
+}
+
+// SAFETY: the header requires `user_data` to be usable from any thread; the library only
+// passes it back to the host's own callbacks and finalizer.
+unsafe impl Send for HostData {}
+// SAFETY: as above; the library never reads through the pointer.
+unsafe impl Sync for HostData {}
+
+impl HostData {
+    pub(crate) fn new(user_data: *mut c_void, free: tn_free_fn) -> Arc<HostData> {
+        Arc::new(HostData { user_data, free })
+    }
+}
+
+impl Drop for HostData {
+    fn drop(&mut self) {
+        if let Some(free) = self.free {
+            // SAFETY: the host's finalizer, called exactly once with its own pointer.
+            unsafe { free(self.user_data) };
+        }
+    }
+}
+
+/// Calls `f(user_data, arg, token)` and waits for its completion.
+async fn ask(
+    data: &Arc<HostData>,
+    f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
+    arg: String,
+) -> Completion {
+    let arg = c_arg(arg);
+    // SAFETY: a host callback with its own user_data; `arg` outlives the call.
+    host_call(|token| unsafe { f(data.user_data, arg.as_ptr(), token) }).await
+}
+
+/// The completion as a JSON value, or the host's failure as an error of `kind`.
+fn payload_json(c: Completion, what: &str) -> Result<Value> {
+    if c.status != TN_OK {
+        let msg = c.payload.unwrap_or_else(|| format!("{what} failed"));
+        return Err(match kind_of(c.status) {
+            Some(ErrorKind::Cancelled) => Error::new(ErrorKind::Cancelled, msg),
+            _ => Error::host(msg.into()),
+        });
+    }
+    let text = c.payload.unwrap_or_else(|| "null".into());
+    serde_json::from_str(&text).map_err(|e| Error::host(format!("{what} completed with invalid JSON: {e}").into()))
+}
+
+pub(crate) struct CTool {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
+    pub name: String,
+}
+
+impl ToolHandler for CTool {
+    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<ToolResult>> {
+        let (data, f) = (self.data.clone(), self.f);
+        let mut call = json!({"name": self.name, "args": args, "call_id": ctx.call_id});
+        if let Some(a) = &ctx.answer {
+            call["answer"] = a.to_json();
+        }
+        if let Some(t) = ctx.timeout {
+            call["timeout_ms"] = json!(t.as_millis() as u64);
+        }
+        Box::pin(async move {
+            let v = payload_json(ask(&data, f, call.to_string()).await, "the tool")?;
+            serde_json::from_value(v)
+                .map_err(|e| Error::host(format!("the tool returned an invalid ToolResult: {e}").into()))
+        })
+    }
+}
+
+pub(crate) struct CWaitFor {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
+}
+
+impl WaitFor for CWaitFor {
+    fn wait_for(&self, request: Request) -> HookFuture<Option<Answer>> {
+        let (data, f) = (self.data.clone(), self.f);
+        Box::pin(async move {
+            let v = payload_json(ask(&data, f, request.to_json().to_string()).await, "wait_for")?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            Answer::from_json(&v).map(Some)
+        })
+    }
+}
+
+pub(crate) struct CTransport {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
+}
+
+impl Transport for CTransport {
+    fn post(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse>> {
+        let (data, f) = (self.data.clone(), self.f);
+        let headers: serde_json::Map<String, Value> =
+            request.headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let req = json!({
+            "url": request.url,
+            "headers": headers,
+            "body": String::from_utf8_lossy(&request.body),
+            "timeout_ms": request.timeout.as_millis() as u64,
+        });
+        Box::pin(async move {
+            let c = ask(&data, f, req.to_string()).await;
+            if kind_of(c.status) == Some(ErrorKind::Network) {
+                return Err(Error::new(ErrorKind::Network, c.payload.unwrap_or_else(|| "network error".into())));
+            }
+            let v = payload_json(c, "the transport")?;
+            let status = v.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok());
+            let status =
+                status.ok_or_else(|| Error::host("the transport's answer has no numeric \"status\"".into()))?;
+            let headers = v
+                .get("headers")
+                .and_then(Value::as_object)
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
+                .unwrap_or_default();
+            let body = match v.get("body") {
+                Some(Value::String(s)) => Bytes::from(s.clone().into_bytes()),
+                Some(Value::Null) | None => Bytes::new(),
+                Some(other) => Bytes::from(other.to_string().into_bytes()),
+            };
+            Ok(HttpResponse { status, headers, body })
+        })
+    }
+}
+
+pub(crate) struct CHooks {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, u64),
+    pub mask: u32,
+}
+
+impl CHooks {
+    fn fire(&self, hook: &'static str, event: Value) -> BoxFuture<'static, Result<Value>> {
+        let (data, f) = (self.data.clone(), self.f);
+        Box::pin(async move {
+            let (name, ev) = (c_arg(hook.into()), c_arg(event.to_string()));
+            // SAFETY: the host's hook callback with its own user_data; both strings outlive the call.
+            let c = host_call(|token| unsafe { f(data.user_data, name.as_ptr(), ev.as_ptr(), token) }).await;
+            payload_json(c, hook)
+        })
+    }
+}
+
+fn opt_vec(v: &Value, key: &str) -> Option<Vec<Value>> {
+    v.get(key).and_then(Value::as_array).cloned()
+}
+
+fn opt_result(v: &Value) -> Result<Option<ToolResult>> {
+    match v.get("result") {
+        None | Some(Value::Null) => Ok(None),
+        Some(r) => serde_json::from_value(r.clone())
+            .map(Some)
+            .map_err(|e| Error::host(format!("a hook returned an invalid result: {e}").into())),
+    }
+}
+
+impl Hooks for CHooks {
+    fn enabled(&self) -> HookSet {
+        HookSet {
+            before_llm: self.mask & TN_HOOK_BEFORE_LLM != 0,
+            after_llm: self.mask & TN_HOOK_AFTER_LLM != 0,
+            before_tool: self.mask & TN_HOOK_BEFORE_TOOL != 0,
+            after_tool: self.mask & TN_HOOK_AFTER_TOOL != 0,
+        }
+    }
+
+    fn before_llm(&self, ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
+        let fut = self.fire(
+            "before_llm",
+            json!({"messages": ev.messages, "tools": ev.tools, "model": ev.model, "turn": ev.turn}),
+        );
+        Box::pin(async move {
+            let v = fut.await?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            let model = v.get("model").and_then(Value::as_str).map(str::to_string);
+            Ok(Some(LlmOverride { messages: opt_vec(&v, "messages"), tools: opt_vec(&v, "tools"), model }))
+        })
+    }
+
+    fn after_llm(&self, ev: AfterLlmEvent) -> HookFuture<()> {
+        let fut = self.fire("after_llm", json!({"response": ev.response, "model": ev.model, "turn": ev.turn}));
+        Box::pin(async move { fut.await.map(|_| ()) })
+    }
+
+    fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
+        let fut = self.fire("before_tool", json!({"name": ev.name, "args": ev.args, "id": ev.id, "turn": ev.turn}));
+        Box::pin(async move {
+            let v = fut.await?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            let args = v.get("args").filter(|a| !a.is_null()).cloned();
+            Ok(Some(ToolOverride { result: opt_result(&v)?, args }))
+        })
+    }
+
+    fn after_tool(&self, ev: AfterToolEvent) -> HookFuture<Option<ToolResult>> {
+        let result = serde_json::to_value(&ev.result).unwrap_or(Value::Null);
+        let fut = self.fire(
+            "after_tool",
+            json!({"name": ev.name, "args": ev.args, "result": result, "id": ev.id, "turn": ev.turn}),
+        );
+        Box::pin(async move { opt_result(&fut.await?) })
+    }
+}
+
+pub(crate) struct COnError {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
+}
+
+impl OnError for COnError {
+    fn classify(&self, info: ErrorInfo) -> HookFuture<Tier> {
+        let (data, f) = (self.data.clone(), self.f);
+        let mut v = json!({"attempt": info.attempt, "retryable": info.retryable});
+        if let Some(s) = info.status {
+            v["status"] = json!(s);
+        }
+        if let Some(e) = &info.error {
+            v["error"] = json!(e);
+        }
+        Box::pin(async move {
+            let c = ask(&data, f, v.to_string()).await;
+            let tier = payload_json(c, "on_error")?;
+            match tier.as_str() {
+                Some("retry") => Ok(Tier::Retry),
+                Some("fail") => Ok(Tier::Fail),
+                _ => Err(Error::host(format!("on_error must complete with \"retry\" or \"fail\", got {tier}").into())),
+            }
+        })
+    }
+}

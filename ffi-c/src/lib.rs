@@ -1,0 +1,72 @@
+//! # libtoolnexus: the C ABI over the toolnexus engine
+//!
+//! Conventions, the same for every function:
+//! - Every function returns an `int32_t` status: `TN_OK` (0) or a `TN_ERR_*` code, one per
+//!   core error kind. On failure, if `error_out` is not NULL, `*error_out` receives an error
+//!   JSON `{"kind", "code", "message", "status"?, "body"?, "retry_after"?}`. Out-params are
+//!   written only on success. No state is kept per thread.
+//! - Compound data crosses as UTF-8 JSON. The library copies every string it is given and
+//!   allocates every string it hands out; release those with `tn_string_free`.
+//! - Handles (`tn_toolkit`, `tn_client`, `tn_cancel`) are made and freed only by the library;
+//!   `_free(NULL)` is a no-op, and a freed or foreign handle is `TN_ERR_INVALID_ARGUMENT`.
+//! - Host behaviour (tools, `wait_for`, the transport, hooks, `on_error`) is a callback that
+//!   receives its input as JSON plus a completion token, runs on a library thread, must return
+//!   promptly, and answers with `tn_complete(token, ...)` from any thread, now or later.
+//! - Blocking calls (`tn_client_run`, ...) wait on the calling thread; made from inside a
+//!   callback they return `TN_ERR_REENTRANT`. `tn_client_run_async` returns at once and calls
+//!   its completion callback exactly once.
+//! - No panic crosses the boundary: one is reported as `TN_ERR_INTERNAL`.
+#![allow(non_camel_case_types)]
+
+mod client;
+mod guard;
+mod handles;
+mod host;
+mod runtime;
+mod status;
+mod toolkit;
+mod vocab;
+
+use std::ffi::c_char;
+
+pub use client::{
+    tn_callbacks, tn_cancel, tn_cancel_fire, tn_cancel_free, tn_cancel_new, tn_client, tn_client_free, tn_client_new,
+    tn_client_run, tn_client_run_async, tn_client_run_with_answer, tn_done_fn,
+};
+pub use host::{
+    tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_tool_fn, tn_transport_fn, tn_wait_for_fn, TN_HOOK_AFTER_LLM,
+    TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
+};
+pub use status::*;
+pub use toolkit::{tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_free, tn_toolkit_new};
+pub use vocab::{tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_complete, tn_pending, tn_relay_answer};
+
+/// The ABI version this library implements. A binding checks it at load time and asks for a
+/// rebuild when it differs from the version it was built against.
+pub const TN_ABI_VERSION: u32 = 1;
+
+/// The ABI version of the loaded library (compare with `TN_ABI_VERSION` from the header).
+#[no_mangle]
+pub extern "C" fn tn_abi_version() -> u32 {
+    TN_ABI_VERSION
+}
+
+/// The library version, a static string (do not free it).
+#[no_mangle]
+pub extern "C" fn tn_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// Releases a string the library handed out. NULL is ignored.
+///
+/// # Safety
+/// `s` is NULL or a string this library returned, not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn tn_string_free(s: *mut c_char) {
+    guard::quietly(|| {
+        if !s.is_null() {
+            // SAFETY: the string came from `CString::into_raw` in this library (documented).
+            drop(unsafe { std::ffi::CString::from_raw(s) });
+        }
+    });
+}

@@ -1,0 +1,107 @@
+//! The library's own tokio runtime, the blocking bridge onto it, and completion tokens: the
+//! way every host callback answers, from its own thread or any other, now or later.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use engine::{Error, ErrorKind};
+use tokio::runtime::Runtime;
+use tokio::sync::oneshot;
+
+use crate::guard::Result;
+
+fn runtime() -> Result<&'static Runtime> {
+    static RT: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
+    let rt = RT.get_or_init(|| {
+        let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2);
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .thread_name("toolnexus")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    });
+    rt.as_ref().map_err(|e| Error::new(ErrorKind::Internal, format!("cannot start the runtime: {e}")))
+}
+
+/// Refuses a blocking call made on one of the library's own threads (inside a callback):
+/// waiting there could starve the very task it waits for.
+pub(crate) fn check_not_reentrant() -> Result<()> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(Error::new(
+            ErrorKind::Reentrant,
+            "a blocking libtoolnexus call was made from inside a libtoolnexus callback; \
+             complete the callback first or use the _async variant",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `fut` on the runtime and blocks the calling thread until it finishes.
+pub(crate) fn block_on<T: Send + 'static>(fut: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {
+    check_not_reentrant()?;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    runtime()?.spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    rx.recv().map_err(|_| Error::new(ErrorKind::Internal, "the run ended without a result"))?
+}
+
+/// Spawns `fut` on the runtime.
+pub(crate) fn spawn(fut: impl Future<Output = ()> + Send + 'static) -> Result<()> {
+    runtime()?.spawn(fut);
+    Ok(())
+}
+
+/// What a host hands to `tn_complete`.
+pub(crate) struct Completion {
+    pub status: i32,
+    pub payload: Option<String>,
+}
+
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+static WAITING: Mutex<Option<HashMap<u64, oneshot::Sender<Completion>>>> = Mutex::new(None);
+
+fn waiting() -> std::sync::MutexGuard<'static, Option<HashMap<u64, oneshot::Sender<Completion>>>> {
+    WAITING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Forgets a token whose waiter went away (a cancelled run), so a late completion is refused.
+struct Forget(u64);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        if let Some(m) = waiting().as_mut() {
+            m.remove(&self.0);
+        }
+    }
+}
+
+/// Issues a token, lets `invoke` hand it to the host, and waits for the host's completion.
+pub(crate) async fn host_call(invoke: impl FnOnce(u64)) -> Completion {
+    let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = oneshot::channel();
+    waiting().get_or_insert_with(HashMap::new).insert(token, tx);
+    let _forget = Forget(token);
+    invoke(token);
+    rx.await.unwrap_or(Completion {
+        status: crate::status::TN_ERR_CANCELLED,
+        payload: Some("the completion was dropped".into()),
+    })
+}
+
+/// Delivers a completion; an unknown, used or abandoned token is an error.
+pub(crate) fn complete(token: u64, completion: Completion) -> Result<()> {
+    let tx = waiting().as_mut().and_then(|m| m.remove(&token));
+    match tx {
+        Some(tx) => {
+            // The waiter may have gone between the lookup and now: that is a late completion.
+            tx.send(completion).map_err(|_| Error::invalid(format!("completion token {token} is no longer awaited")))
+        }
+        None => {
+            Err(Error::invalid(format!("completion token {token} is unknown, already completed, or its run has ended")))
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! `tn_toolkit`: the tools a run may call, declared as JSON and run through one host callback.
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use engine::{Error, Tool, ToolContext, ToolSource, Toolkit};
+use serde_json::Value;
+
+use crate::guard::{call, in_json, in_str, quietly, write_out, Result};
+use crate::handles::{self, Object};
+use crate::host::{tn_free_fn, tn_tool_fn, CTool, HostData};
+use crate::runtime::block_on;
+
+/// An opaque set of tools. Made by `tn_toolkit_new`, released by `tn_toolkit_free`; a run in
+/// progress keeps what it uses alive.
+pub struct tn_toolkit {
+    _private: [u8; 0],
+}
+
+fn build(tools: &Value, tool: tn_tool_fn, data: &Arc<HostData>) -> Result<Vec<Tool>> {
+    let arr = tools.as_array().ok_or_else(|| Error::invalid("tools_json must be a JSON array"))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let name = t.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
+            let name = name.ok_or_else(|| Error::invalid(format!("tools[{i}] needs a non-empty \"name\"")))?;
+            let desc = t.get("description").and_then(Value::as_str).unwrap_or("");
+            let schema = t.get("input_schema").cloned().filter(|s| !s.is_null());
+            if t.get("relay").and_then(Value::as_bool).unwrap_or(false) {
+                return Ok(Tool::relay(name, desc, schema));
+            }
+            let source = match t.get("source").and_then(Value::as_str) {
+                None => ToolSource::Native,
+                Some(s) => {
+                    ToolSource::parse(s).ok_or_else(|| Error::invalid(format!("tools[{i}]: unknown source {s:?}")))?
+                }
+            };
+            let f = tool.ok_or_else(|| {
+                Error::invalid(format!("tools[{i}] ({name}) is not a relay tool, so tool_fn must not be NULL"))
+            })?;
+            let handler = Arc::new(CTool { data: data.clone(), f, name: engine::sanitize(name) });
+            Ok(Tool::new(name, desc, schema.unwrap_or_else(engine::empty_schema), source, handler))
+        })
+        .collect()
+}
+
+/// Makes a toolkit.
+///
+/// `tools_json` is an array of `{"name", "description", "input_schema", "source"?, "relay"?}`;
+/// names are sanitised to `[a-zA-Z0-9_-]`, a later duplicate is dropped, and a relay tool named
+/// like a built-in tool (`bash`, `read`, ...) is refused. Every non-relay tool runs through
+/// `tool_fn` (see `tn_tool_fn`), which may be NULL only when all tools are relay tools.
+/// `free_user_data`, if not NULL, is called once with `user_data` when the toolkit is freed
+/// and no run uses it any more (also when this call fails).
+///
+/// # Safety
+/// `tools_json` is a NUL-terminated string; `out` and `error_out` are writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_new(
+    tools_json: *const c_char,
+    tool_fn: tn_tool_fn,
+    user_data: *mut c_void,
+    free_user_data: tn_free_fn,
+    out: *mut *mut tn_toolkit,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let data = HostData::new(user_data, free_user_data);
+        if out.is_null() {
+            return Err(Error::invalid("out is NULL"));
+        }
+        let tools = build(&in_json(tools_json, "tools_json")?, tool_fn, &data)?;
+        let tk = Toolkit::new(tools)?;
+        // SAFETY: checked non-NULL above.
+        unsafe { *out = handles::register(Object::Toolkit(Arc::new(tk))) };
+        Ok(())
+    })
+}
+
+/// Releases a toolkit. NULL, or a handle already freed, is ignored.
+///
+/// # Safety
+/// `toolkit` is NULL or a pointer this library returned.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_free(toolkit: *mut tn_toolkit) {
+    quietly(|| handles::release(toolkit, "tn_toolkit"));
+}
+
+/// The tool declarations for `style` (`openai`, `anthropic` or `gemini`), as a JSON array
+/// written to `*json_out` (free it with `tn_string_free`).
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_declarations(
+    toolkit: *const tn_toolkit,
+    style: *const c_char,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let tk = handles::toolkit(toolkit)?;
+        let decls = match in_str(style, "style")? {
+            "openai" => tk.to_openai(),
+            "anthropic" => tk.to_anthropic(),
+            "gemini" => tk.to_gemini(),
+            other => return Err(Error::invalid(format!("style must be openai, anthropic or gemini, got {other:?}"))),
+        };
+        write_out(json_out, "json_out", Value::Array(decls).to_string())
+    })
+}
+
+/// Runs one tool by name with `args_json` (an object) and writes its ToolResult JSON to
+/// `*result_out`. An unknown tool is an error result naming it, not an error status. Blocks the
+/// calling thread; refused with `TN_ERR_REENTRANT` inside a callback.
+///
+/// # Safety
+/// Pointers as documented; `result_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_execute(
+    toolkit: *const tn_toolkit,
+    name: *const c_char,
+    args_json: *const c_char,
+    result_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let tk = handles::toolkit(toolkit)?;
+        let name = in_str(name, "name")?.to_string();
+        let args = in_json(args_json, "args_json")?;
+        if !args.is_object() {
+            return Err(Error::invalid("args_json must be a JSON object"));
+        }
+        let result = block_on(async move { Ok(tk.execute(&name, args, ToolContext::default()).await) })?;
+        write_out(result_out, "result_out", serde_json::to_string(&result).unwrap_or_default())
+    })
+}

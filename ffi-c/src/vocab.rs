@@ -1,0 +1,134 @@
+//! The suspension vocabulary as JSON constructors, and `tn_complete`.
+
+use std::ffi::c_char;
+
+use engine::relay::{relay_answer, RelayResult};
+use engine::{answer_declined, answer_output, pending, Answer, Error, PendingSpec, Request};
+use serde_json::Value;
+
+use crate::guard::{call, in_json, in_opt_str, in_str, write_out};
+use crate::runtime::{complete, Completion};
+
+/// Answers a callback: `token` is the one the callback received; `status` is `TN_OK` with the
+/// JSON the callback documents as `payload`, or an error status with a message (may be NULL).
+/// The payload is copied. Callable from any thread, inside the callback or later. A token that
+/// is unknown, already completed, or whose run has ended is `TN_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `payload` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn tn_complete(
+    token: u64,
+    status: i32,
+    payload: *const c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let payload = in_opt_str(payload, "payload")?.map(str::to_string);
+        complete(token, Completion { status, payload })
+    })
+}
+
+/// The Answer that supplies a reply: `{"id", "ok": true, "data": {"output"}}`.
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_answer_output(
+    id: *const c_char,
+    output: *const c_char,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let a = answer_output(in_str(id, "id")?, in_str(output, "output")?);
+        write_out(json_out, "json_out", a.to_json().to_string())
+    })
+}
+
+/// The Answer that refuses a request: `{"id", "ok": false, "reason"}`; a NULL or empty
+/// `reason` is `"declined"`. Any reason string is carried; the advisory vocabulary is
+/// `declined`, `cancelled`, `expired`.
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_answer_declined(
+    id: *const c_char,
+    reason: *const c_char,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let a = answer_declined(in_str(id, "id")?, in_opt_str(reason, "reason")?.unwrap_or(""));
+        write_out(json_out, "json_out", a.to_json().to_string())
+    })
+}
+
+/// Reads an Answer from any JSON a host holds (optionals may be `null` or absent) and writes
+/// its normal form; a malformed answer is `TN_ERR_INVALID_ARGUMENT` naming what is wrong.
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_answer_normalize(
+    answer_json: *const c_char,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let a = Answer::from_json(&in_json(answer_json, "answer_json")?)?;
+        write_out(json_out, "json_out", a.to_json().to_string())
+    })
+}
+
+/// A suspension for a tool to return: `spec_json` is `{"kind", "prompt", "id"?, "url"?,
+/// "data"?, "expiresAt"?}` (an id is generated when absent); writes the ToolResult JSON
+/// (`is_error: true`, `metadata.pending` = the Request, `output` = the prompt plus the url).
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_pending(
+    spec_json: *const c_char,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let mut v = in_json(spec_json, "spec_json")?;
+        // Only the id may be missing: the rest must make a well-formed Request.
+        if let Some(o) = v.as_object_mut() {
+            o.entry("id").or_insert(Value::String(String::new()));
+        }
+        let r = Request::from_json(&v)?;
+        let spec = PendingSpec {
+            id: Some(r.id).filter(|s| !s.is_empty()),
+            kind: r.kind,
+            prompt: r.prompt,
+            url: r.url,
+            data: r.data,
+            expires_at: r.expires_at,
+        };
+        write_out(json_out, "json_out", serde_json::to_string(&pending(spec)).unwrap_or_default())
+    })
+}
+
+/// The Answer for a relay Request: `results_json` is `[{"id", "output", "isError"?}]`, one per
+/// relayed call; writes `{"id": request_id, "ok": true, "data": {"results": [...]}}`.
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_relay_answer(
+    request_id: *const c_char,
+    results_json: *const c_char,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let id = in_str(request_id, "request_id")?;
+        let results: Vec<RelayResult> = serde_json::from_value(in_json(results_json, "results_json")?)
+            .map_err(|e| Error::invalid(format!("results_json must be [{{\"id\", \"output\", \"isError\"?}}]: {e}")))?;
+        write_out(json_out, "json_out", relay_answer(id, &results).to_json().to_string())
+    })
+}

@@ -1,0 +1,353 @@
+/* The C ABI end to end, with C tools and a C scripted model: an inline suspension, a durable
+ * halt and its resume, a relay call, an async run, cancellation, and bad input of every kind.
+ * Run under valgrind by `make c-tests`: it must leave no definite or indirect leaks. */
+#include "support.h"
+
+#define CALLS(...) "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[" __VA_ARGS__ "]}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}"
+#define CALL(id, name, args) "{\"id\":\"" id "\",\"type\":\"function\",\"function\":{\"name\":\"" name "\",\"arguments\":\"" args "\"}}"
+#define TEXT(t) "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"" t "\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}"
+
+static const char *TOOLS =
+    "[{\"name\":\"deploy\",\"description\":\"Deploy.\",\"input_schema\":{\"type\":\"object\"}},"
+    " {\"name\":\"add\",\"description\":\"Add.\",\"input_schema\":{\"type\":\"object\"}},"
+    " {\"name\":\"nested\",\"description\":\"Calls back in.\",\"input_schema\":{\"type\":\"object\"}},"
+    " {\"name\":\"refund\",\"description\":\"Refund.\",\"relay\":true}]";
+
+typedef struct {
+  pthread_mutex_t lock;
+  int deploy_calls, add_calls, freed;
+  int nested_status; /* what a blocking call made inside a callback returned */
+  tn_client *client;
+} host_t;
+
+static void host_free(void *user_data) {
+  host_t *h = user_data;
+  pthread_mutex_lock(&h->lock);
+  h->freed++;
+  pthread_mutex_unlock(&h->lock);
+}
+
+static void tool(void *user_data, const char *call_json, uint64_t token) {
+  host_t *h = user_data;
+  cJSON *call = cJSON_Parse(call_json);
+  const char *name = jstr(call, "name");
+  cJSON *args = cJSON_GetObjectItemCaseSensitive(call, "args");
+  if (strcmp(name, "deploy") == 0) {
+    pthread_mutex_lock(&h->lock);
+    h->deploy_calls++;
+    pthread_mutex_unlock(&h->lock);
+    if (cJSON_GetObjectItemCaseSensitive(call, "answer") != NULL) {
+      tn_complete(token, TN_OK, "{\"output\":\"deployed\",\"is_error\":false}", NULL);
+    } else {
+      char *pending = NULL;
+      tn_pending("{\"id\":\"pnd-deploy\",\"kind\":\"approval\",\"prompt\":\"Deploy now?\"}", &pending, NULL);
+      tn_complete(token, TN_OK, pending, NULL);
+      tn_string_free(pending);
+    }
+  } else if (strcmp(name, "add") == 0) {
+    pthread_mutex_lock(&h->lock);
+    h->add_calls++;
+    pthread_mutex_unlock(&h->lock);
+    double a = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "a"));
+    double b = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "b"));
+    char out[128];
+    snprintf(out, sizeof out, "{\"output\":\"%g\",\"is_error\":false}", a + b);
+    complete_later(token, TN_OK, out, 20); /* answered later, from another thread */
+  } else if (strcmp(name, "nested") == 0) {
+    char *result = NULL, *err = NULL;
+    h->nested_status = tn_client_run(h->client, NULL, "{\"prompt\":\"x\"}", NULL, &result, &err);
+    tn_string_free(result);
+    tn_string_free(err);
+    tn_complete(token, TN_ERR_HOST, "nested runs are refused", NULL);
+  } else {
+    tn_complete(token, TN_ERR_HOST, "no such tool", NULL);
+  }
+  cJSON_Delete(call);
+}
+
+static void approve(void *user_data, const char *request_json, uint64_t token) {
+  (void)user_data;
+  cJSON *req = cJSON_Parse(request_json);
+  char *answer = NULL;
+  tn_answer_output(jstr(req, "id"), "yes", &answer, NULL);
+  tn_complete(token, TN_OK, answer, NULL);
+  tn_string_free(answer);
+  cJSON_Delete(req);
+}
+
+static tn_client *make_client(script_t *s, tn_wait_for_fn wait_for) {
+  tn_callbacks cb = {0};
+  cb.user_data = s;
+  cb.transport = script_transport;
+  cb.wait_for = wait_for;
+  tn_client *c = NULL;
+  char *err = NULL;
+  int st = tn_client_new("{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}",
+                         &cb, &c, &err);
+  CHECK(st == TN_OK, "tn_client_new: %d %s", st, err ? err : "");
+  tn_string_free(err);
+  return c;
+}
+
+static cJSON *run(tn_client *c, tn_toolkit *tk, const char *input, int *status) {
+  char *result = NULL, *err = NULL;
+  *status = tn_client_run(c, tk, input, NULL, &result, &err);
+  cJSON *r = cJSON_Parse(*status == TN_OK ? result : err);
+  tn_string_free(result);
+  tn_string_free(err);
+  return r;
+}
+
+static void test_inline_suspension(tn_toolkit *tk, host_t *h) {
+  const char *replies[] = {CALLS(CALL("c1", "deploy", "{}") "," CALL("c2", "add", "{\\\"a\\\":2,\\\"b\\\":3}")),
+                           TEXT("done")};
+  script_t s;
+  script_init(&s, replies, 2);
+  tn_client *c = make_client(&s, approve);
+  h->deploy_calls = h->add_calls = 0;
+  int st;
+  cJSON *r = run(c, tk, "{\"prompt\":\"deploy and add\"}", &st);
+  CHECK(st == TN_OK, "inline run status %d", st);
+  CHECK(strcmp(jstr(r, "status"), "done") == 0, "inline status %s", jstr(r, "status"));
+  cJSON *calls = cJSON_GetObjectItemCaseSensitive(r, "tool_calls");
+  CHECK(strcmp(jstr(cJSON_GetArrayItem(calls, 0), "output"), "deployed") == 0, "deploy re-ran with the answer");
+  CHECK(strcmp(jstr(cJSON_GetArrayItem(calls, 1), "output"), "5") == 0, "add completed later");
+  CHECK(h->deploy_calls == 2 && h->add_calls == 1, "calls %d %d", h->deploy_calls, h->add_calls);
+  cJSON_Delete(r);
+  tn_client_free(c);
+  script_done(&s);
+}
+
+static void test_durable_halt_and_resume(tn_toolkit *tk) {
+  const char *replies[] = {CALLS(CALL("c1", "deploy", "{}")), TEXT("deployed it")};
+  script_t s;
+  script_init(&s, replies, 2);
+  tn_client *c = make_client(&s, NULL);
+  int st;
+  cJSON *r = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
+  CHECK(st == TN_OK && strcmp(jstr(r, "status"), "pending") == 0, "halt: %d %s", st, jstr(r, "status"));
+  cJSON *pending = cJSON_GetObjectItemCaseSensitive(r, "pending");
+  CHECK(strcmp(jstr(pending, "id"), "pnd-deploy") == 0, "pending id");
+  char *history = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "messages"));
+  char *pending_json = cJSON_PrintUnformatted(pending);
+  char *answer = NULL, *result = NULL, *err = NULL;
+  tn_answer_output("wrong-id", "yes", &answer, NULL);
+  st = tn_client_run_with_answer(c, tk, history, pending_json, answer, NULL, &result, &err);
+  CHECK(st == TN_ERR_ANSWER_MISMATCH && result == NULL && err != NULL, "mismatched answer: %d", st);
+  tn_string_free(answer);
+  tn_string_free(err);
+  err = NULL;
+  tn_answer_output("pnd-deploy", "yes", &answer, NULL);
+  st = tn_client_run_with_answer(c, tk, history, pending_json, answer, NULL, &result, &err);
+  cJSON *done = cJSON_Parse(result);
+  CHECK(st == TN_OK && strcmp(jstr(done, "status"), "done") == 0, "resume: %d %s", st, err ? err : "");
+  CHECK(strcmp(jstr(done, "text"), "deployed it") == 0, "resume text");
+  cJSON_Delete(done);
+  tn_string_free(result);
+  tn_string_free(answer);
+  tn_string_free(err);
+  free(history);
+  free(pending_json);
+  cJSON_Delete(r);
+  tn_client_free(c);
+  script_done(&s);
+}
+
+static void test_relay(tn_toolkit *tk) {
+  const char *replies[] = {CALLS(CALL("c9", "refund", "{\\\"amount\\\":20}")), TEXT("refunded")};
+  script_t s;
+  script_init(&s, replies, 2);
+  tn_client *c = make_client(&s, NULL);
+  int st;
+  cJSON *r = run(c, tk, "{\"prompt\":\"refund\"}", &st);
+  cJSON *pending = cJSON_GetObjectItemCaseSensitive(r, "pending");
+  CHECK(st == TN_OK && strcmp(jstr(pending, "kind"), "tool_call") == 0, "relay halts with a tool_call request");
+  cJSON *call0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pending, "data"), "calls"), 0);
+  CHECK(strcmp(jstr(call0, "id"), "c9") == 0 && strcmp(jstr(call0, "arguments"), "{\"amount\":20}") == 0, "relay call data");
+  char *answer = NULL, *result = NULL;
+  int ast = tn_relay_answer(jstr(pending, "id"), "[{\"id\":\"c9\",\"output\":\"refunded 20\",\"isError\":false}]", &answer, NULL);
+  CHECK(ast == TN_OK, "tn_relay_answer");
+  cJSON *input = cJSON_CreateObject();
+  cJSON_AddItemToObject(input, "history", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(r, "messages"), 1));
+  cJSON_AddItemToObject(input, "pending", cJSON_Duplicate(pending, 1));
+  cJSON_AddItemToObject(input, "answer", cJSON_Parse(answer));
+  char *input_json = cJSON_PrintUnformatted(input);
+  cJSON *done = run(c, tk, input_json, &st);
+  CHECK(st == TN_OK && strcmp(jstr(done, "status"), "done") == 0, "relay resume via tn_client_run");
+  cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(done, "tool_calls"), 0);
+  CHECK(strcmp(jstr(rec, "output"), "refunded 20") == 0, "relay output reached the model");
+  cJSON *sent = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s.last_request, "messages"), 2);
+  CHECK(strcmp(jstr(sent, "content"), "refunded 20") == 0, "the tool message carries the host's output");
+  cJSON_Delete(done);
+  free(input_json);
+  cJSON_Delete(input);
+  tn_string_free(answer);
+  tn_string_free(result);
+  cJSON_Delete(r);
+  tn_client_free(c);
+  script_done(&s);
+}
+
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int fired, status;
+  char *json;
+} waiter_t;
+
+static void on_done(void *user_data, int32_t status, const char *json) {
+  waiter_t *w = user_data;
+  pthread_mutex_lock(&w->lock);
+  w->fired++;
+  w->status = status;
+  w->json = strdup(json);
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+static void wait_done(waiter_t *w) {
+  pthread_mutex_lock(&w->lock);
+  while (w->fired == 0) pthread_cond_wait(&w->cond, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+}
+
+static void test_async_run(tn_toolkit *tk) {
+  const char *replies[] = {CALLS(CALL("c1", "add", "{\\\"a\\\":1,\\\"b\\\":1}")), TEXT("two")};
+  script_t s;
+  script_init(&s, replies, 2);
+  tn_client *c = make_client(&s, NULL);
+  waiter_t w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL};
+  int st = tn_client_run_async(c, tk, "{\"prompt\":\"1+1\"}", NULL, on_done, &w, NULL);
+  CHECK(st == TN_OK, "async start");
+  wait_done(&w);
+  cJSON *r = cJSON_Parse(w.json);
+  CHECK(w.status == TN_OK && strcmp(jstr(r, "text"), "two") == 0, "async result %d", w.status);
+  usleep(50 * 1000);
+  CHECK(w.fired == 1, "done fired once (%d)", w.fired);
+  cJSON_Delete(r);
+  free(w.json);
+  tn_client_free(c);
+  script_done(&s);
+}
+
+static uint64_t g_held_token;
+
+static void hold_transport(void *user_data, const char *request_json, uint64_t token) {
+  (void)user_data;
+  (void)request_json;
+  g_held_token = token; /* never answered: only cancellation ends this run */
+}
+
+static void *fire_later(void *arg) {
+  usleep(100 * 1000);
+  tn_cancel_fire(arg, NULL);
+  return NULL;
+}
+
+static void test_cancel_and_late_completion(void) {
+  tn_callbacks cb = {0};
+  cb.transport = hold_transport;
+  tn_client *c = NULL;
+  tn_client_new("{\"base_url\":\"http://x.invalid\",\"style\":\"anthropic\",\"model\":\"m\",\"api_key\":\"k\"}", &cb, &c, NULL);
+  tn_cancel *cancel = NULL;
+  CHECK(tn_cancel_new(&cancel, NULL) == TN_OK, "tn_cancel_new");
+  pthread_t t;
+  pthread_create(&t, NULL, fire_later, cancel);
+  char *result = NULL, *err = NULL;
+  int st = tn_client_run(c, NULL, "{\"prompt\":\"hi\"}", cancel, &result, &err);
+  pthread_join(t, NULL);
+  CHECK(st == TN_ERR_CANCELLED && result == NULL, "cancelled run: %d", st);
+  cJSON *e = cJSON_Parse(err);
+  CHECK(e != NULL && strcmp(jstr(e, "kind"), "cancelled") == 0, "error JSON names the kind");
+  cJSON_Delete(e);
+  tn_string_free(err);
+  CHECK(tn_complete(g_held_token, TN_OK, "{}", NULL) == TN_ERR_INVALID_ARGUMENT, "a late completion is refused");
+  tn_cancel_free(cancel);
+  tn_client_free(c);
+}
+
+static void test_bad_input(tn_toolkit *tk, host_t *h) {
+  char *out = NULL, *err = NULL;
+  CHECK(tn_toolkit_new(NULL, tool, NULL, NULL, NULL, &err) == TN_ERR_INVALID_ARGUMENT && err, "NULL tools");
+  tn_string_free(err);
+  err = NULL;
+  tn_toolkit *bad = NULL;
+  CHECK(tn_toolkit_new("[{\"name\":", tool, NULL, NULL, &bad, &err) == TN_ERR_INVALID_ARGUMENT, "malformed JSON");
+  CHECK(bad == NULL, "out untouched on failure");
+  tn_string_free(err);
+  CHECK(tn_toolkit_new("[{\"name\":\"bash\",\"relay\":true}]", NULL, NULL, NULL, &bad, NULL) == TN_ERR_INVALID_ARGUMENT,
+        "a relay tool named like a built-in is refused");
+  const char invalid_utf8[] = {'{', '"', 'p', 'r', 'o', 'm', 'p', 't', '"', ':', '"', (char)0xff, '"', '}', 0};
+  tn_client *c = NULL;
+  tn_client_new("{\"base_url\":\"http://x.invalid\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}", NULL, &c, NULL);
+  CHECK(tn_client_run(c, NULL, invalid_utf8, NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT, "invalid UTF-8");
+  CHECK(tn_client_run(c, NULL, "{\"prompt\":1}", NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT, "bad input shape");
+  CHECK(tn_client_new("{\"base_url\":\"http://x\",\"style\":\"openai\",\"model\":\"m\",\"typo\":1}", NULL, &c, NULL) ==
+            TN_ERR_INVALID_ARGUMENT,
+        "an unknown option is an error");
+  CHECK(tn_client_run((tn_client *)tk, NULL, "{\"prompt\":\"x\"}", NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT,
+        "a toolkit is not a client");
+  tn_client_free(c);
+  CHECK(tn_client_run(c, NULL, "{\"prompt\":\"x\"}", NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT, "a freed handle");
+  tn_client_free(c); /* double free is ignored */
+  int local = 0;
+  CHECK(tn_client_run((tn_client *)&local, NULL, "{\"prompt\":\"x\"}", NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT,
+        "a foreign pointer");
+  CHECK(tn_complete(987654321, TN_OK, "{}", NULL) == TN_ERR_INVALID_ARGUMENT, "an unknown token");
+  CHECK(tn_answer_normalize("{\"id\":\"x\",\"ok\":\"yes\"}", &out, NULL) == TN_ERR_INVALID_ARGUMENT, "a malformed answer");
+  CHECK(tn_answer_normalize("{\"id\":\"x\",\"ok\":false,\"reason\":null}", &out, NULL) == TN_OK &&
+            strcmp(out, "{\"id\":\"x\",\"ok\":false}") == 0,
+        "normalised answer %s", out ? out : "");
+  tn_string_free(out);
+  out = NULL;
+  CHECK(tn_answer_declined("p", NULL, &out, NULL) == TN_OK && strcmp(out, "{\"id\":\"p\",\"ok\":false,\"reason\":\"declined\"}") == 0,
+        "declined defaults its reason");
+  tn_string_free(out);
+  tn_toolkit_free(NULL);
+  tn_client_free(NULL);
+  tn_cancel_free(NULL);
+  tn_string_free(NULL);
+
+  /* A blocking call from inside a callback is refused, not a deadlock. */
+  const char *replies[] = {CALLS(CALL("c1", "nested", "{}")), TEXT("ok")};
+  script_t s;
+  script_init(&s, replies, 2);
+  h->client = make_client(&s, NULL);
+  int st;
+  cJSON *r = run(h->client, tk, "{\"prompt\":\"nest\"}", &st);
+  CHECK(st == TN_OK && h->nested_status == TN_ERR_REENTRANT, "reentrant call: %d", h->nested_status);
+  CHECK(strcmp(jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "tool_calls"), 0), "output"),
+               "nested runs are refused") == 0,
+        "a failing tool is an error result with its message");
+  cJSON_Delete(r);
+  tn_client_free(h->client);
+  script_done(&s);
+}
+
+int main(void) {
+  CHECK(tn_abi_version() == TN_ABI_VERSION, "ABI version");
+  CHECK(tn_version() != NULL && strlen(tn_version()) > 0, "version string");
+  host_t h;
+  memset(&h, 0, sizeof h);
+  pthread_mutex_init(&h.lock, NULL);
+  tn_toolkit *tk = NULL;
+  char *err = NULL;
+  int st = tn_toolkit_new(TOOLS, tool, &h, host_free, &tk, &err);
+  CHECK(st == TN_OK, "tn_toolkit_new: %s", err ? err : "");
+  char *decls = NULL;
+  CHECK(tn_toolkit_declarations(tk, "anthropic", &decls, NULL) == TN_OK && strstr(decls, "\"input_schema\""), "declarations");
+  tn_string_free(decls);
+
+  test_inline_suspension(tk, &h);
+  test_durable_halt_and_resume(tk);
+  test_relay(tk);
+  test_async_run(tk);
+  test_cancel_and_late_completion();
+  test_bad_input(tk, &h);
+
+  tn_toolkit_free(tk);
+  usleep(50 * 1000); /* let runs still holding the toolkit let go */
+  CHECK(h.freed == 1, "the toolkit's user_data was released once (%d)", h.freed);
+  pthread_mutex_destroy(&h.lock);
+  return summary();
+}

@@ -1,0 +1,123 @@
+/* Helpers shared by the C tests: checks, JSON access through cJSON, a scripted model as a
+ * transport callback, and completing a token from another thread after a delay. */
+#ifndef TN_TEST_SUPPORT_H
+#define TN_TEST_SUPPORT_H
+
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* usleep, strdup under -std=c99 */
+#endif
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "toolnexus.h"
+
+static int g_passed, g_failed;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (cond) {                                            \
+      g_passed++;                                          \
+    } else {                                               \
+      g_failed++;                                          \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fprintf(stderr, "\n");                               \
+    }                                                      \
+  } while (0)
+
+static inline int summary(void) {
+  printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
+
+/* The string at `path` (dot-separated keys) in `root`, or NULL. */
+static inline const char *jstr(const cJSON *root, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* ---- a scripted model: a transport callback answering from a list of bodies ---- */
+
+typedef struct {
+  pthread_mutex_t lock;
+  const char **replies; /* JSON bodies, served in order with status 200 */
+  int next, count;
+  int requests;        /* requests received */
+  cJSON *last_request; /* the last request body, parsed */
+} script_t;
+
+static inline void script_init(script_t *s, const char **replies, int count) {
+  memset(s, 0, sizeof(*s));
+  pthread_mutex_init(&s->lock, NULL);
+  s->replies = replies;
+  s->count = count;
+}
+
+static inline void script_done(script_t *s) {
+  cJSON_Delete(s->last_request);
+  pthread_mutex_destroy(&s->lock);
+}
+
+static inline void script_transport(void *user_data, const char *request_json, uint64_t token) {
+  script_t *s = user_data;
+  cJSON *req = cJSON_Parse(request_json);
+  pthread_mutex_lock(&s->lock);
+  s->requests++;
+  cJSON_Delete(s->last_request);
+  s->last_request = cJSON_Parse(jstr(req, "body"));
+  const char *body = s->next < s->count ? s->replies[s->next++] : NULL;
+  pthread_mutex_unlock(&s->lock);
+  cJSON_Delete(req);
+  if (body == NULL) {
+    tn_complete(token, TN_ERR_NETWORK, "script exhausted", NULL);
+    return;
+  }
+  cJSON *resp = cJSON_CreateObject();
+  cJSON_AddNumberToObject(resp, "status", 200);
+  cJSON_AddItemToObject(resp, "headers", cJSON_CreateObject());
+  cJSON_AddStringToObject(resp, "body", body);
+  char *text = cJSON_PrintUnformatted(resp);
+  tn_complete(token, TN_OK, text, NULL);
+  free(text);
+  cJSON_Delete(resp);
+}
+
+/* ---- completing from another thread, later ---- */
+
+typedef struct {
+  uint64_t token;
+  int status;
+  char *payload; /* owned */
+  int delay_ms;
+} later_t;
+
+static inline void *later_main(void *arg) {
+  later_t *l = arg;
+  usleep((useconds_t)l->delay_ms * 1000);
+  tn_complete(l->token, l->status, l->payload, NULL);
+  free(l->payload);
+  free(l);
+  return NULL;
+}
+
+/* Completes `token` with `payload` from a new detached thread after `delay_ms`. */
+static inline void complete_later(uint64_t token, int status, const char *payload, int delay_ms) {
+  later_t *l = malloc(sizeof(*l));
+  l->token = token;
+  l->status = status;
+  l->payload = payload ? strdup(payload) : NULL;
+  l->delay_ms = delay_ms;
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_create(&t, &attr, later_main, l);
+  pthread_attr_destroy(&attr);
+}
+
+#endif
