@@ -1,4 +1,17 @@
 //! `toolnexus._native`: the private native module under the public `toolnexus` package.
+//!
+//! It only converts: Python values to the engine's types and back, Python callables to the
+//! engine's host traits (`host.rs`), engine errors to the package's exceptions (`error.rs`).
+//! The loop, the suspension rules and the wire formats are the engine's.
+
+mod bridge;
+mod client;
+mod convert;
+mod error;
+mod host;
+mod http;
+mod toolkit;
+mod vocab;
 
 use pyo3::prelude::*;
 
@@ -6,5 +19,20 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENGINE_VERSION", engine::VERSION)?;
+    m.add_class::<client::PyClient>()?;
+    m.add_class::<client::RunHandle>()?;
+    m.add_class::<toolkit::PyToolkit>()?;
+    m.add_function(wrap_pyfunction!(bridge::_complete, m)?)?;
+    m.add_function(wrap_pyfunction!(bridge::_fail, m)?)?;
+    m.add_function(wrap_pyfunction!(bridge::_after_fork_child, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::new_request_id, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::sanitize, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::pending, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::check_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::answer_output, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::answer_declined, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::normalize_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::relay_answer_dict, m)?)?;
+    m.add_function(wrap_pyfunction!(http::http_post, m)?)?;
     Ok(())
 }

@@ -8,8 +8,9 @@
 use std::fmt;
 
 /// The stable classification of an [`Error`]. Names and codes are part of the public ABI.
+/// The enum is exhaustive on purpose: each binding maps it with an exhaustive `match`, so a new
+/// kind does not compile until every binding has decided what it means there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum ErrorKind {
     /// A caller passed a value the engine cannot use (bad option, malformed Answer, ...).
     InvalidArgument,

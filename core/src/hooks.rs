@@ -200,3 +200,19 @@ where
         Box::pin(std::future::ready(Ok(self(&info))))
     }
 }
+
+/// Rewrites the whole request body just before it is sent (after `request_params`), for
+/// provider-specific shapes the options cannot express. `Ok(None)` sends the body unchanged.
+pub trait BodyTransform: Send + Sync {
+    /// Returns the body to send, or `None` to keep `body`.
+    fn transform(&self, body: Value) -> HookFuture<Option<Value>>;
+}
+
+impl<F> BodyTransform for F
+where
+    F: Fn(Value) -> Option<Value> + Send + Sync,
+{
+    fn transform(&self, body: Value) -> HookFuture<Option<Value>> {
+        Box::pin(std::future::ready(Ok(self(body))))
+    }
+}

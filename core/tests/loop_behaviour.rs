@@ -365,3 +365,20 @@ async fn resume_rejects_a_transcript_without_a_tool_turn() {
     let e = Client::new(o).unwrap().run_with_answer(None, history, &req, &ans).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
+
+#[tokio::test]
+async fn body_transform_rewrites_the_body_last() {
+    let (mut o, t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_text("hi")]);
+    o.request_params = json!({"temperature": 0.1}).as_object().cloned();
+    o.body_transform = Some(Arc::new(|mut body: Value| {
+        // It sees the merged params, and what it returns is what is sent.
+        let t = body["temperature"].clone();
+        body["seen_temperature"] = t;
+        body.as_object_mut().map(|m| m.remove("temperature"));
+        Some(body)
+    }));
+    Client::new(o).unwrap().run("go", None).await.unwrap();
+    let body = &t.requests()[0].body;
+    assert_eq!(body["seen_temperature"], 0.1);
+    assert!(body.get("temperature").is_none());
+}

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::hooks::{Hooks, OnError, WaitFor};
+use crate::hooks::{BodyTransform, Hooks, OnError, WaitFor};
 use crate::transport::Transport;
 use crate::types::JsonObject;
 
@@ -81,6 +81,8 @@ pub struct ClientOptions {
     pub hooks: Option<Arc<dyn Hooks>>,
     /// Retry classifier.
     pub on_error: Option<Arc<dyn OnError>>,
+    /// Rewrites each request body last, just before it is sent.
+    pub body_transform: Option<Arc<dyn BodyTransform>>,
 }
 
 impl ClientOptions {
@@ -104,6 +106,7 @@ impl ClientOptions {
             wait_for: None,
             hooks: None,
             on_error: None,
+            body_transform: None,
         }
     }
 

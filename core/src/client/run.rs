@@ -11,7 +11,7 @@ use super::options::Style;
 use super::turn::{Plan, ToolEnv, TurnOutcome};
 use super::{resume, wire, Client, RunInput};
 use crate::error::{Error, ErrorKind, Result};
-use crate::hooks::{AfterLlmEvent, BeforeLlmEvent, HookSet};
+use crate::hooks::{AfterLlmEvent, BeforeLlmEvent, BodyTransform, HookSet};
 use crate::toolkit::Declarations;
 use crate::types::{Request, RunResult, RunStatus, ToolCallRecord, Usage, LIMIT_MAX_TURNS};
 
@@ -129,7 +129,10 @@ impl Client {
                 }
             }
             let anthropic_system = if opts.style == Style::Anthropic { system } else { None };
-            let body = wire::build_body(opts, &turn_model, anthropic_system, &st.messages, &st.tools)?;
+            let mut body = wire::build_body(opts, &turn_model, anthropic_system, &st.messages, &st.tools)?;
+            if let Some(t) = &opts.body_transform {
+                body = transform_body(t.as_ref(), body).await?;
+            }
             st.model = turn_model;
             let response = caller.call(Bytes::from(body)).await?;
             if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
@@ -153,6 +156,16 @@ impl Client {
             }
         }
         Ok(st.finish(RunStatus::Incomplete, Some(LIMIT_MAX_TURNS.to_string())))
+    }
+}
+
+/// Hands the body to the host's transform as JSON and takes back what it returns.
+async fn transform_body(t: &dyn BodyTransform, body: Vec<u8>) -> Result<Vec<u8>> {
+    let value: Value = serde_json::from_slice(&body).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+    match t.transform(value).await? {
+        None => Ok(body),
+        Some(v) if v.is_object() => serde_json::to_vec(&v).map_err(|e| Error::new(ErrorKind::Internal, e.to_string())),
+        Some(_) => Err(Error::invalid("body_transform must return a JSON object (or nothing)")),
     }
 }
 

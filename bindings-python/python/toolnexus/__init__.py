@@ -1,0 +1,77 @@
+"""toolnexus: drive any LLM through the tool-calling loop, with suspension (Request/Answer).
+
+The same API as the published pure-Python ``toolnexus`` package, over one engine written in
+Rust (``toolnexus._native``). See the README for what this build covers.
+"""
+from __future__ import annotations
+
+import os as _os
+
+from . import _native
+from .adapters import to_anthropic, to_gemini, to_openai
+from .client import (
+    Client,
+    ClientStyle,
+    ConversationStore,
+    ErrorClassifier,
+    ErrorInfo,
+    ErrorTier,
+    Hooks,
+    HttpTransport,
+    MetricEvent,
+    OnMetric,
+    RunResult,
+    UrllibTransport,
+    WaitFor,
+    create_client,
+)
+from .errors import (
+    AnswerMismatchError,
+    ConfigError,
+    HostError,
+    InternalError,
+    InvalidArgumentError,
+    NetworkError,
+    ProtocolError,
+    ProviderError,
+    RunCancelled,
+    RunTimeout,
+    ToolnexusError,
+)
+from .native import define_tool, tool
+from .relay import RelayCall, RelayResult, is_relay_request, relay_answer, relay_calls_of, relay_tool
+from .toolkit import Toolkit, create_toolkit
+from .types import (
+    Answer,
+    JSONSchema,
+    McpStatus,
+    Request,
+    Tool,
+    ToolContext,
+    ToolResult,
+    ToolSource,
+    answer_declined,
+    answer_output,
+    auth_required,
+    pending,
+    pending_of,
+    sanitize,
+)
+
+__version__ = "0.21.0"
+#: The version of the Rust engine underneath.
+ENGINE_VERSION: str = _native.ENGINE_VERSION
+
+# A forked child cannot use the parent's engine threads: it starts its own on first use.
+_os.register_at_fork(after_in_child=_native._after_fork_child)
+
+__all__ = [
+    "Answer", "AnswerMismatchError", "Client", "ClientStyle", "ConfigError", "ConversationStore",
+    "ENGINE_VERSION", "ErrorClassifier", "ErrorInfo", "ErrorTier", "HostError", "Hooks", "HttpTransport",
+    "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",
+    "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
+    "RunTimeout", "Tool", "ToolContext", "ToolResult", "ToolSource", "Toolkit", "ToolnexusError",
+    "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
+    "create_toolkit", "define_tool", "is_relay_request", "pending", "pending_of", "relay_answer",
+    "relay_calls_of", "relay_tool", "sanitize", "to_anthropic", "to_gemini", "to_openai", "tool",
+]

@@ -1,0 +1,121 @@
+"""The loop-side half of the engine's host calls (private).
+
+The engine schedules ``dispatch(func, args, token)`` on the run's event loop with
+``call_soon_threadsafe``; ``func`` is one of the adapters below, which call the host's own
+callable (sync or async), convert the package's dataclasses to plain data, and the value (or
+the exception, unchanged) goes back through ``_native._complete`` / ``_native._fail``.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import urllib.error
+from typing import Any, Callable, Optional
+
+from . import _native
+from .errors import ProviderError
+from .types import (
+    ToolContext,
+    ToolResult,
+    answer_from_wire,
+    answer_to_wire,
+    request_from_wire,
+    result_from_wire,
+    result_to_wire,
+)
+
+
+def dispatch(func: Callable[..., Any], args: tuple, token: int) -> None:
+    try:
+        out = func(*args)
+    except BaseException as e:  # noqa: BLE001 (handed back to the engine unchanged)
+        _native._fail(token, e)
+        return
+    if inspect.isawaitable(out):
+        task = asyncio.ensure_future(out)
+        task.add_done_callback(lambda t: _settle(token, t))
+    else:
+        _native._complete(token, out)
+
+
+def _settle(token: int, task: "asyncio.Future[Any]") -> None:
+    if task.cancelled():
+        _native._fail(token, asyncio.CancelledError())
+        return
+    exc = task.exception()
+    if exc is not None:
+        _native._fail(token, exc)
+    else:
+        _native._complete(token, task.result())
+
+
+def resolve(fut: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
+    """Settles a run's future, unless its awaiting task already gave up on it."""
+    if fut.done():
+        return
+    if ok:
+        fut.set_result(value)
+    else:
+        fut.set_exception(value)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def run_tool(tool: Any, args: dict, answer: Optional[dict], call_id: str, timeout: Optional[float]) -> dict:
+    ctx = ToolContext(timeout=timeout, answer=answer_from_wire(answer) if answer else None)
+    return result_to_wire(await _maybe_await(tool.execute(args, ctx)))
+
+
+async def wait_for(func: Callable[..., Any], request: dict) -> Optional[dict]:
+    return answer_to_wire(await _maybe_await(func(request_from_wire(request))))
+
+
+async def on_error(func: Callable[..., Any], info: dict) -> str:
+    return await _maybe_await(func(info))
+
+
+async def body_transform(func: Callable[..., Any], body: dict) -> Optional[dict]:
+    return await _maybe_await(func(body))
+
+
+async def transport_post(transport: Any, url: str, headers: dict, payload: dict, timeout: float) -> list:
+    post = transport.post
+    try:
+        if inspect.iscoroutinefunction(post):
+            out = await post(url, headers, payload, timeout)
+        else:
+            out = await _maybe_await(await asyncio.to_thread(post, url, headers, payload, timeout))
+    except ProviderError as e:
+        return ["status", e.status, e.text or "", e.retry_after]
+    except (urllib.error.URLError, OSError, TimeoutError) as e:
+        return ["network", f"{type(e).__name__}: {e}"]
+    return ["ok", out]
+
+
+def _result_out(ov: Any) -> Optional[dict]:
+    if not ov:
+        return None
+    out = dict(ov)
+    if isinstance(out.get("result"), ToolResult):
+        out["result"] = result_to_wire(out["result"])
+    return out
+
+
+async def before_llm(func: Callable[..., Any], event: dict) -> Optional[dict]:
+    ov = await _maybe_await(func(event))
+    return dict(ov) if ov else None
+
+
+async def after_llm(func: Callable[..., Any], event: dict) -> None:
+    await _maybe_await(func(event))
+
+
+async def before_tool(func: Callable[..., Any], event: dict) -> Optional[dict]:
+    return _result_out(await _maybe_await(func(event)))
+
+
+async def after_tool(func: Callable[..., Any], event: dict) -> Optional[dict]:
+    event = {**event, "result": result_from_wire(event["result"])}
+    return _result_out(await _maybe_await(func(event)))

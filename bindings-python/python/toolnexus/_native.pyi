@@ -1,0 +1,64 @@
+"""Type stubs of the private native module (checked against it with mypy.stubtest)."""
+from typing import Any, Optional, Sequence, final
+
+
+__all__ = [
+    "Client", "ENGINE_VERSION", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
+    "answer_output", "check_reason", "http_post", "new_request_id", "normalize_answer", "pending", "relay_answer_dict",
+    "sanitize",
+]
+
+ENGINE_VERSION: str
+
+@final
+class RunHandle:
+    def cancel(self) -> None: ...
+
+@final
+class Toolkit:
+    def __new__(cls, specs: Sequence[tuple[str, str, Any, str, Any]]) -> Toolkit: ...
+    def names(self) -> list[str]: ...
+    def declarations(self, style: str) -> Any: ...
+    def execute(self, event_loop: Any, future: Any, name: str, args: Any, answer: Any) -> None: ...
+
+@final
+class Client:
+    def __new__(
+        cls,
+        options: dict[str, Any],
+        wait_for: Optional[Any],
+        hooks: Optional[tuple[Optional[Any], Optional[Any], Optional[Any], Optional[Any]]],
+        on_error: Optional[Any],
+        body_transform: Optional[Any],
+        transport: Optional[Any],
+    ) -> Client: ...
+    def start(
+        self,
+        event_loop: Any,
+        future: Any,
+        toolkit: Optional[Toolkit],
+        prompt: Optional[str],
+        history: Optional[Any],
+        pending: Optional[Any],
+        answer: Optional[Any],
+    ) -> RunHandle: ...
+
+def _complete(token: int, value: Any) -> None: ...
+def _fail(token: int, exc: BaseException) -> None: ...
+def _after_fork_child() -> None: ...
+def new_request_id() -> str: ...
+def sanitize(value: str) -> str: ...
+def pending(
+    kind: str,
+    prompt: str,
+    id: Optional[str] = None,
+    url: Optional[str] = None,
+    data: Optional[Any] = None,
+    expires_at: Optional[str] = None,
+) -> Any: ...
+def check_reason(reason: str) -> None: ...
+def answer_output(id: str, output: str) -> Any: ...
+def answer_declined(id: str, reason: str) -> Any: ...
+def normalize_answer(answer: Any) -> Any: ...
+def relay_answer_dict(request_id: str, results: Any) -> Any: ...
+def http_post(url: str, headers: list[tuple[str, str]], body: str, timeout: float) -> tuple[int, str, Optional[str]]: ...

@@ -1,0 +1,305 @@
+"""The client: drives a model through the tool-calling loop (the engine's), with the published
+package's options, results and exceptions.
+
+``await client.run(prompt, toolkit)`` runs the loop in the engine's own threads; your tools,
+``wait_for``, hooks and transport are called back on your event loop, and the GIL is released
+while the engine waits on the network. A tool that suspends (see :func:`~toolnexus.pending`)
+is resolved inline by ``wait_for``, or halts the run with ``status == "pending"``;
+:meth:`Client.run_with_answer` resumes it, possibly in another process.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Literal, Optional, Protocol, TypedDict, Union
+
+from . import _native
+from .errors import ProviderError, RunCancelled, RunTimeout, _HttpError  # noqa: F401 (re-exported)
+from .toolkit import Toolkit
+from .types import Answer, Request, answer_to_wire, request_from_wire, request_to_wire
+
+ClientStyle = Literal["openai", "anthropic"]
+
+#: What to do with a failed model call.
+ErrorTier = Literal["retry", "fail"]
+
+#: Resolves a suspension inline: ``(request) -> Answer | None``, sync or async.
+WaitFor = Callable[[Request], Any]
+
+#: An object or a mapping with any of ``before_llm``, ``after_llm``, ``before_tool``,
+#: ``after_tool`` (each sync or async):
+#: ``before_llm({"messages", "tools", "model", "turn"})`` may return ``{"messages"?, "tools"?, "model"?}``;
+#: ``after_llm({"response", "model", "turn"})`` observes;
+#: ``before_tool({"name", "args", "id", "turn"})`` may return ``{"result": ToolResult}`` to skip
+#: the tool (a suspension included) or ``{"args": {...}}`` to rewrite them;
+#: ``after_tool({"name", "args", "result", "id", "turn"})`` may return ``{"result": ToolResult}``.
+Hooks = Any
+
+#: A metric event (accepted for compatibility; see ``on_metric``).
+MetricEvent = dict[str, Any]
+OnMetric = Callable[[MetricEvent], None]
+
+
+class ErrorInfo(TypedDict, total=False):
+    """One failed model call, as ``on_error`` sees it: ``status`` on an HTTP error, ``error``
+    (the message) on a network error, the zero-based ``attempt``, and ``retryable``."""
+
+    error: Any
+    status: int
+    attempt: int
+    retryable: bool
+
+
+#: ``on_error(info) -> "retry" | "fail"``; a retry is always bounded by ``retries``.
+ErrorClassifier = Callable[[ErrorInfo], ErrorTier]
+
+
+class ConversationStore(Protocol):
+    """Where conversations are remembered (accepted for compatibility; see ``store``)."""
+
+    async def get(self, id: str) -> Optional[list[dict[str, Any]]]: ...  # noqa: A002
+
+    async def save(self, id: str, messages: list[dict[str, Any]]) -> None: ...  # noqa: A002
+
+
+class HttpTransport(Protocol):
+    """A host transport for the model requests: ``post`` returns the parsed JSON body and
+    raises :class:`ProviderError` for a non-2xx answer (``OSError``/``TimeoutError`` count as
+    network errors and are retried). It may be sync (run in a worker thread) or async."""
+
+    def post(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> dict[str, Any]: ...
+
+    def open(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> Any: ...  # noqa: A003
+
+
+class UrllibTransport:
+    """The default transport: the engine's own pooled keep-alive HTTP client (the GIL is
+    released while it waits). Passing one as ``http_transport`` is the same as passing none."""
+
+    def post(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        status, text, retry_after = _native.http_post(url, list(headers.items()), json.dumps(payload), timeout)
+        if not 200 <= status < 300:
+            raise ProviderError(status, text, retry_after)
+        return json.loads(text)
+
+    def open(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> Any:  # noqa: A003
+        raise NotImplementedError("toolnexus: streaming is not available in this build yet")
+
+
+def _empty_usage() -> dict[str, int]:
+    return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+
+
+@dataclass
+class RunResult:
+    """The outcome of a run. ``status`` is ``done``, ``pending`` (a tool suspended and no
+    ``wait_for`` was set: see ``pending``) or ``incomplete`` (``limit`` names what stopped it)."""
+
+    text: str
+    messages: list[dict[str, Any]]
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_call_count: int = 0
+    turns: int = 0
+    usage: dict[str, int] = field(default_factory=_empty_usage)
+    model: str = ""
+    status: Literal["done", "pending", "incomplete"] = "done"
+    limit: Optional[str] = None
+    pending: Optional[Request] = None
+
+
+def _run_result(d: dict[str, Any]) -> RunResult:
+    p = d.get("pending")
+    return RunResult(
+        text=d["text"],
+        messages=d["messages"],
+        tool_calls=d["tool_calls"],
+        tool_call_count=d["tool_call_count"],
+        turns=d["turns"],
+        usage=d["usage"],
+        model=d["model"],
+        status=d["status"],
+        limit=d.get("limit"),
+        pending=request_from_wire(p) if p else None,
+    )
+
+
+def _hook(hooks: Any, name: str) -> Optional[Callable[..., Any]]:
+    if hooks is None:
+        return None
+    fn = hooks.get(name) if isinstance(hooks, Mapping) else getattr(hooks, name, None)
+    return fn if callable(fn) else None
+
+
+_FORBIDDEN_PARAMS = ("messages", "tools", "stream")
+
+
+class Client:
+    """A model client. Every option of the published package is accepted; ``store``,
+    ``on_metric``, ``on_unsupported_part`` and ``max_part_bytes`` are kept on the client but
+    not used by this build yet (conversation memory, metrics and content parts come later)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        style: ClientStyle,
+        model: str,
+        api_key: Optional[str] = None,
+        headers: Optional[dict[str, str]] = None,
+        system_prompt: Optional[str] = None,
+        max_turns: int = 10,
+        hooks: Hooks = None,
+        retries: int = 2,
+        retry_base_ms: int = 500,
+        retryable_statuses: Optional[Iterable[int]] = None,
+        timeout_ms: Optional[int] = None,
+        store: Optional[ConversationStore] = None,
+        on_metric: Optional[OnMetric] = None,
+        wait_for: Optional[WaitFor] = None,
+        request_params: Optional[dict[str, Any]] = None,
+        body_transform: Optional[Callable[[dict[str, Any]], Optional[dict[str, Any]]]] = None,
+        http_transport: Optional[HttpTransport] = None,
+        on_error: Optional[ErrorClassifier] = None,
+        on_unsupported_part: Optional[Literal["error", "text"]] = None,
+        max_part_bytes: Optional[int] = None,
+    ) -> None:
+        self.base_url = base_url
+        self.style = style
+        self.model = model
+        self.api_key = api_key
+        self.headers = headers or {}
+        self.system_prompt = system_prompt
+        self.max_turns = max_turns
+        self.hooks = hooks
+        self.retries = retries
+        self.retry_base_ms = retry_base_ms
+        self.retryable_statuses = frozenset(retryable_statuses) if retryable_statuses is not None else None
+        self.timeout_ms = timeout_ms
+        self.store = store
+        self.on_metric = on_metric
+        self.wait_for = wait_for
+        self.request_params = request_params
+        self.body_transform = body_transform
+        self.on_error = on_error
+        self.on_unsupported_part = on_unsupported_part
+        self.max_part_bytes = max_part_bytes
+        self._transport = http_transport if http_transport is not None else UrllibTransport()
+        params = {k: v for k, v in (request_params or {}).items() if k not in _FORBIDDEN_PARAMS}
+        for k in _FORBIDDEN_PARAMS:
+            if k in (request_params or {}):
+                print(f'[toolnexus] request_params key "{k}" is not allowed — ignored (use body_transform)',
+                      file=sys.stderr)
+        options = {
+            "base_url": base_url, "style": style, "model": model, "api_key": api_key, "headers": dict(self.headers),
+            "system_prompt": system_prompt, "max_turns": max_turns, "retries": retries,
+            "retry_base_ms": retry_base_ms, "retryable_statuses": sorted(self.retryable_statuses or ()),
+            "timeout_ms": timeout_ms, "request_params": params or None,
+        }
+        found = (_hook(hooks, "before_llm"), _hook(hooks, "after_llm"), _hook(hooks, "before_tool"),
+                 _hook(hooks, "after_tool"))
+        transport = None if type(self._transport) is UrllibTransport else self._transport
+        self._native = _native.Client(
+            options, wait_for, found if any(found) else None, on_error, body_transform, transport,
+        )
+
+    @property
+    def conversation_store(self) -> Optional[ConversationStore]:
+        """The ``store`` the client was given (not used by this build yet)."""
+        return self.store
+
+    async def _start(
+        self,
+        toolkit: Optional[Toolkit],
+        cancel: Optional[asyncio.Event],
+        prompt: Optional[str],
+        history: Optional[list[dict[str, Any]]],
+        pending: Optional[dict[str, Any]] = None,
+        answer: Optional[dict[str, Any]] = None,
+    ) -> RunResult:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        native_tk = toolkit._native if toolkit is not None else None
+        handle = self._native.start(loop, fut, native_tk, prompt, history, pending, answer)
+        watcher = None
+        if cancel is not None:
+            async def watch() -> None:
+                await cancel.wait()
+                handle.cancel()
+
+            watcher = asyncio.ensure_future(watch())
+        try:
+            return _run_result(await fut)
+        except asyncio.CancelledError:
+            handle.cancel()
+            raise
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+
+    async def run(
+        self,
+        prompt: Union[str, list[Any]],
+        toolkit: Optional[Toolkit] = None,
+        history: Optional[list[dict[str, Any]]] = None,
+        cancel: Optional[asyncio.Event] = None,
+    ) -> RunResult:
+        """Runs the loop on ``prompt``. ``history`` continues a prior transcript (the system
+        prompt is not added again); setting ``cancel`` (an ``asyncio.Event``) aborts the run with
+        :class:`RunCancelled`, its in-flight request included; ``timeout_ms`` raises
+        :class:`RunTimeout`. Without a toolkit the run is a plain completion."""
+        if not isinstance(prompt, str):
+            raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
+        return await self._start(toolkit, cancel, prompt, history)
+
+    async def run_with_answer(
+        self,
+        toolkit: Optional[Toolkit],
+        history: list[dict[str, Any]],
+        pending: Request,
+        answer: Answer,
+        cancel: Optional[asyncio.Event] = None,
+    ) -> RunResult:
+        """Resumes a run that halted with ``status == "pending"``: ``history`` is its
+        ``messages``, ``pending`` its Request, ``answer`` the resolution (its id must echo the
+        Request's, else :class:`~toolnexus.errors.AnswerMismatchError`). The suspended tool re-runs
+        with ``ctx.answer``; relay calls take their results from the answer; no new user turn."""
+        req = request_to_wire(pending) if isinstance(pending, Request) else pending
+        return await self._start(toolkit, cancel, None, history, req, answer_to_wire(answer))
+
+
+def create_client(
+    *,
+    base_url: str,
+    style: ClientStyle,
+    model: str,
+    api_key: Optional[str] = None,
+    headers: Optional[dict[str, str]] = None,
+    system_prompt: Optional[str] = None,
+    max_turns: int = 10,
+    hooks: Hooks = None,
+    retries: int = 2,
+    retry_base_ms: int = 500,
+    retryable_statuses: Optional[Iterable[int]] = None,
+    timeout_ms: Optional[int] = None,
+    store: Optional[ConversationStore] = None,
+    on_metric: Optional[OnMetric] = None,
+    wait_for: Optional[WaitFor] = None,
+    request_params: Optional[dict[str, Any]] = None,
+    body_transform: Optional[Callable[[dict[str, Any]], Optional[dict[str, Any]]]] = None,
+    http_transport: Optional[HttpTransport] = None,
+    on_error: Optional[ErrorClassifier] = None,
+    on_unsupported_part: Optional[Literal["error", "text"]] = None,
+    max_part_bytes: Optional[int] = None,
+) -> Client:
+    """Makes a :class:`Client` (the same options)."""
+    return Client(
+        base_url=base_url, style=style, model=model, api_key=api_key, headers=headers,
+        system_prompt=system_prompt, max_turns=max_turns, hooks=hooks, retries=retries,
+        retry_base_ms=retry_base_ms, retryable_statuses=retryable_statuses, timeout_ms=timeout_ms,
+        store=store, on_metric=on_metric, wait_for=wait_for, request_params=request_params,
+        body_transform=body_transform, http_transport=http_transport, on_error=on_error,
+        on_unsupported_part=on_unsupported_part, max_part_bytes=max_part_bytes,
+    )

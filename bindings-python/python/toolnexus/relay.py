@@ -1,0 +1,73 @@
+"""Relay tools: declared to the model, executed by the host.
+
+A relay call suspends the run with a ``tool_call`` :class:`Request`; every relay call of one
+assistant turn rides that one Request under ``data["calls"]`` (each ``{id, name, input,
+arguments}``). The host runs the calls itself and answers with :func:`relay_answer` (one result
+per call id) or, for a single call, ``answer_output``-style ``data={"output": ..., "isError": ...}``.
+A declined relay is the error result ``relay declined for <name>: <reason>`` and the run goes on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from . import _native
+from .types import Answer, JSONSchema, Request, Tool, ToolContext, ToolResult, answer_from_wire
+
+#: The Request kind of a relayed call.
+RELAY_KIND = "tool_call"
+
+
+@dataclass
+class RelayCall:
+    """One relayed call, as in ``Request.data["calls"]``."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    arguments: str
+
+
+@dataclass
+class RelayResult:
+    """One host-executed result, keyed by the relayed call's id."""
+
+    id: str
+    output: str
+    isError: bool = False  # noqa: N815 (wire key)
+
+
+async def _host_executes(args: Optional[dict[str, Any]] = None, ctx: Optional[ToolContext] = None) -> ToolResult:
+    return ToolResult(output="a relay tool is executed by the host, not in this process", is_error=True)
+
+
+def relay_tool(name: str, description: str, schema: Optional[JSONSchema] = None) -> Tool:
+    """A declaration-only tool: calling it suspends the run and the host supplies the result.
+    Its name may not be a built-in tool's name (``bash``, ``read``, ...)."""
+    return Tool(
+        name=name,
+        description=description,
+        input_schema=schema if schema is not None else {"type": "object", "properties": {}},
+        source="relay",
+        execute=_host_executes,
+    )
+
+
+def is_relay_request(request: Optional[Request]) -> bool:
+    """Whether ``request`` carries relayed tool calls."""
+    return request is not None and request.kind == RELAY_KIND
+
+
+def relay_calls_of(request: Optional[Request]) -> list[RelayCall]:
+    """The relayed calls of ``request``, in call order (empty for any other request)."""
+    if not is_relay_request(request) or not request or not request.data:
+        return []
+    calls = request.data.get("calls") or []
+    return [RelayCall(id=c["id"], name=c["name"], input=c.get("input") or {}, arguments=c.get("arguments") or "")
+            for c in calls if isinstance(c, dict)]
+
+
+def relay_answer(request_id: str, results: list[RelayResult]) -> Answer:
+    """The Answer for a relay Request: one :class:`RelayResult` per relayed call."""
+    wire = [{"id": r.id, "output": r.output, "isError": r.isError} for r in results]
+    return answer_from_wire(_native.relay_answer_dict(request_id, wire))

@@ -1,0 +1,137 @@
+//! `_native.Client`: an engine client built from the package's options, and its runs.
+
+use std::sync::Arc;
+
+use engine::{Answer, CancellationToken, Client, ClientOptions, Request, RunInput, Style};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::Value;
+
+use crate::bridge::{spawn_run, LoopRef};
+use crate::convert::from_py;
+use crate::error;
+use crate::host::{PyBodyTransform, PyHooks, PyOnError, PyTransport, PyWaitFor};
+use crate::toolkit::{dispatcher, resolve, PyToolkit};
+
+/// The four hook callables, each `None` when the host's hooks lack it.
+type HookSlots = (Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>);
+
+/// An engine client. `options` holds the plain options (JSON-able); host callables come as
+/// their own arguments, each `None` when absent.
+#[pyclass(frozen, module = "toolnexus._native", name = "Client")]
+pub struct PyClient {
+    inner: Arc<Client>,
+}
+
+/// A run in progress; `cancel()` aborts it (its in-flight request included).
+#[pyclass(frozen, module = "toolnexus._native", name = "RunHandle")]
+pub struct RunHandle {
+    token: CancellationToken,
+}
+
+#[pymethods]
+impl RunHandle {
+    fn cancel(&self) {
+        self.token.cancel();
+    }
+}
+
+fn options(py: Python<'_>, o: &Bound<'_, PyDict>) -> PyResult<ClientOptions> {
+    let v = from_py(o.as_any())?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let n = |k: &str| v.get(k).and_then(Value::as_u64);
+    let bad = |k: &str| pyo3::exceptions::PyValueError::new_err(format!("toolnexus: option {k} is out of range"));
+    let style = error::map(py, Style::parse(&s("style").unwrap_or_default()))?;
+    let mut opts = ClientOptions::new(s("base_url").unwrap_or_default(), style, s("model").unwrap_or_default());
+    opts.api_key = s("api_key");
+    opts.system_prompt = s("system_prompt");
+    if let Some(h) = v.get("headers").and_then(Value::as_object) {
+        opts.headers = h.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect();
+    }
+    if let Some(x) = n("max_turns") {
+        opts.max_turns = u32::try_from(x).map_err(|_| bad("max_turns"))?;
+    }
+    if let Some(x) = n("retries") {
+        opts.retries = u32::try_from(x).map_err(|_| bad("retries"))?;
+    }
+    if let Some(x) = n("retry_base_ms") {
+        opts.retry_base_ms = x;
+    }
+    opts.timeout_ms = n("timeout_ms");
+    if let Some(a) = v.get("retryable_statuses").and_then(Value::as_array) {
+        opts.retryable_statuses = a.iter().filter_map(|x| x.as_u64().and_then(|x| u16::try_from(x).ok())).collect();
+    }
+    opts.request_params = v.get("request_params").and_then(Value::as_object).cloned();
+    Ok(opts)
+}
+
+#[pymethods]
+impl PyClient {
+    #[new]
+    #[pyo3(signature = (options, wait_for, hooks, on_error, body_transform, transport))]
+    fn new(
+        py: Python<'_>,
+        options: Bound<'_, PyDict>,
+        wait_for: Option<Py<PyAny>>,
+        hooks: Option<HookSlots>,
+        on_error: Option<Py<PyAny>>,
+        body_transform: Option<Py<PyAny>>,
+        transport: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let mut opts = self::options(py, &options)?;
+        opts.wait_for = wait_for.map(|func| Arc::new(PyWaitFor { func }) as _);
+        opts.on_error = on_error.map(|func| Arc::new(PyOnError { func }) as _);
+        opts.body_transform = body_transform.map(|func| Arc::new(PyBodyTransform { func }) as _);
+        opts.transport = transport.map(|transport| Arc::new(PyTransport { transport }) as _);
+        if let Some((before_llm, after_llm, before_tool, after_tool)) = hooks {
+            opts.hooks = Some(Arc::new(PyHooks { before_llm, after_llm, before_tool, after_tool }));
+        }
+        let client = error::map(py, Client::new(opts))?;
+        Ok(PyClient { inner: Arc::new(client) })
+    }
+
+    /// Starts a run on `event_loop`; `future` is resolved with the RunResult as a dict.
+    #[pyo3(signature = (event_loop, future, toolkit, prompt, history, pending, answer))]
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &self,
+        py: Python<'_>,
+        event_loop: Py<PyAny>,
+        future: Py<PyAny>,
+        toolkit: Option<PyRef<'_, PyToolkit>>,
+        prompt: Option<String>,
+        history: Option<Bound<'_, PyAny>>,
+        pending: Option<Bound<'_, PyAny>>,
+        answer: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<RunHandle> {
+        let history = match history {
+            Some(h) if !h.is_none() => match from_py(&h)? {
+                Value::Array(a) => a,
+                _ => {
+                    return Err(pyo3::exceptions::PyTypeError::new_err("toolnexus: history must be a list of messages"))
+                }
+            },
+            _ => Vec::new(),
+        };
+        let resume = match (pending, answer) {
+            (Some(p), Some(a)) => {
+                let p = error::map(py, Request::from_json(&from_py(&p)?))?;
+                let a = error::map(py, Answer::from_json(&from_py(&a)?))?;
+                Some((p, a))
+            }
+            _ => None,
+        };
+        let token = CancellationToken::new();
+        let lp = Arc::new(LoopRef { event_loop, dispatch: dispatcher(py)? });
+        let client = self.inner.clone();
+        let toolkit = toolkit.map(|t| t.inner.clone());
+        let run_token = token.clone();
+        let fut = async move {
+            let input = RunInput { prompt, history, toolkit: toolkit.as_deref(), cancel: Some(run_token), resume };
+            let r = client.run_input(input).await?;
+            Ok(serde_json::to_value(r).unwrap_or(Value::Null))
+        };
+        spawn_run(lp, fut, move |py, lp, out| resolve(py, lp, future, out))?;
+        Ok(RunHandle { token })
+    }
+}

@@ -1,0 +1,263 @@
+//! The core's host traits over Python callables. Each one hands its input to a function of
+//! `toolnexus._bridge` (which adapts sync/async callables and converts the package's
+//! dataclasses) on the run's event loop, and converts the answer back.
+
+use bytes::Bytes;
+use engine::{
+    AfterLlmEvent, AfterToolEvent, Answer, BeforeLlmEvent, BeforeToolEvent, BodyTransform, Error, ErrorInfo, ErrorKind,
+    HookFuture, HookSet, Hooks, HttpRequest, HttpResponse, LlmOverride, OnError, Request, Tier, ToolContext,
+    ToolHandler, ToolOverride, ToolResult, Transport, WaitFor,
+};
+use futures_util::future::BoxFuture;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyTuple;
+use serde_json::Value;
+
+use crate::bridge::call_py;
+use crate::convert::{from_py, to_py};
+use crate::error::PyHostError;
+
+/// `toolnexus._bridge`, imported on first use (it imports this module itself).
+fn bridge_fn(py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    let m = MODULE.get_or_try_init(py, || py.import("toolnexus._bridge").map(Bound::unbind))?;
+    m.bind(py).getattr(name).map(Bound::unbind)
+}
+
+/// Calls `_bridge.<name>(*args)` on the run's loop and returns its value as JSON.
+async fn bridge_call<F>(name: &'static str, make_args: F) -> Result<Value, Error>
+where
+    F: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>>,
+{
+    let (func, args) = Python::attach(|py| -> PyResult<_> { Ok((bridge_fn(py, name)?, make_args(py)?.unbind())) })
+        .map_err(|e| Python::attach(|py| PyHostError::wrap(py, e)))?;
+    let out = call_py(func, args).await?;
+    Python::attach(|py| from_py(out.bind(py)).map_err(|e| PyHostError::wrap(py, e)))
+}
+
+fn invalid(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::host(format!("toolnexus: {what}: {e}").into())
+}
+
+/// A Python `Tool` (its `execute` is called through `_bridge.run_tool`).
+pub struct PyTool {
+    pub tool: Py<PyAny>,
+}
+
+impl ToolHandler for PyTool {
+    fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, engine::Result<ToolResult>> {
+        let tool = Python::attach(|py| self.tool.clone_ref(py));
+        Box::pin(async move {
+            let v = bridge_call("run_tool", move |py| {
+                let answer = match &ctx.answer {
+                    Some(a) => to_py(py, &a.to_json())?,
+                    None => py.None().into_bound(py),
+                };
+                let timeout = ctx.timeout.map(|t| t.as_secs_f64());
+                PyTuple::new(
+                    py,
+                    [
+                        tool.into_bound(py),
+                        to_py(py, &args)?,
+                        answer,
+                        ctx.call_id.into_pyobject(py)?.into_any(),
+                        timeout.into_pyobject(py)?.into_any(),
+                    ],
+                )
+            })
+            .await?;
+            serde_json::from_value(v).map_err(|e| invalid("a tool returned an invalid result", e))
+        })
+    }
+}
+
+/// `wait_for`, sync or async.
+pub struct PyWaitFor {
+    pub func: Py<PyAny>,
+}
+
+impl WaitFor for PyWaitFor {
+    fn wait_for(&self, request: Request) -> HookFuture<Option<Answer>> {
+        let func = Python::attach(|py| self.func.clone_ref(py));
+        Box::pin(async move {
+            let v = bridge_call("wait_for", move |py| {
+                PyTuple::new(py, [func.into_bound(py), to_py(py, &request.to_json())?])
+            })
+            .await?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            Answer::from_json(&v).map(Some)
+        })
+    }
+}
+
+/// `on_error`, returning `"retry"` or `"fail"`.
+pub struct PyOnError {
+    pub func: Py<PyAny>,
+}
+
+impl OnError for PyOnError {
+    fn classify(&self, info: ErrorInfo) -> HookFuture<Tier> {
+        let func = Python::attach(|py| self.func.clone_ref(py));
+        Box::pin(async move {
+            let mut d = serde_json::json!({"attempt": info.attempt, "retryable": info.retryable});
+            if let Some(s) = info.status {
+                d["status"] = s.into();
+            }
+            if let Some(e) = &info.error {
+                d["error"] = e.clone().into();
+            }
+            let v = bridge_call("on_error", move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, &d)?])).await?;
+            match v.as_str() {
+                Some("retry") => Ok(Tier::Retry),
+                Some("fail") => Ok(Tier::Fail),
+                _ => Err(invalid("on_error must return \"retry\" or \"fail\"", v)),
+            }
+        })
+    }
+}
+
+/// `body_transform(body) -> dict | None`.
+pub struct PyBodyTransform {
+    pub func: Py<PyAny>,
+}
+
+impl BodyTransform for PyBodyTransform {
+    fn transform(&self, body: Value) -> HookFuture<Option<Value>> {
+        let func = Python::attach(|py| self.func.clone_ref(py));
+        Box::pin(async move {
+            let v = bridge_call("body_transform", move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, &body)?]))
+                .await?;
+            Ok(if v.is_null() { None } else { Some(v) })
+        })
+    }
+}
+
+/// An `HttpTransport` host object (`post(url, headers, payload, timeout) -> dict`).
+pub struct PyTransport {
+    pub transport: Py<PyAny>,
+}
+
+impl Transport for PyTransport {
+    fn post(&self, request: HttpRequest) -> BoxFuture<'static, engine::Result<HttpResponse>> {
+        let transport = Python::attach(|py| self.transport.clone_ref(py));
+        Box::pin(async move {
+            let payload: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+            let headers: serde_json::Map<String, Value> =
+                request.headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+            let timeout = request.timeout.as_secs_f64();
+            let url = request.url.clone();
+            let v = bridge_call("transport_post", move |py| {
+                PyTuple::new(
+                    py,
+                    [
+                        transport.into_bound(py),
+                        url.into_pyobject(py)?.into_any(),
+                        to_py(py, &Value::Object(headers))?,
+                        to_py(py, &payload)?,
+                        timeout.into_pyobject(py)?.into_any(),
+                    ],
+                )
+            })
+            .await?;
+            // `_bridge.transport_post` answers ["ok", body] | ["status", code, text, retry_after] | ["network", message].
+            match v.get(0).and_then(Value::as_str) {
+                Some("ok") => {
+                    let body = serde_json::to_vec(&v[1]).map_err(|e| invalid("transport body", e))?;
+                    Ok(HttpResponse { status: 200, headers: Vec::new(), body: Bytes::from(body) })
+                }
+                Some("status") => {
+                    let status = v[1].as_u64().and_then(|s| u16::try_from(s).ok()).unwrap_or(500);
+                    let text = v[2].as_str().unwrap_or("").to_string();
+                    let headers = match v[3].as_str() {
+                        Some(ra) => vec![("retry-after".to_string(), ra.to_string())],
+                        None => Vec::new(),
+                    };
+                    Ok(HttpResponse { status, headers, body: Bytes::from(text.into_bytes()) })
+                }
+                Some("network") => Err(Error::new(ErrorKind::Network, v[1].as_str().unwrap_or("network error"))),
+                _ => Err(invalid("transport_post gave an unexpected answer", v)),
+            }
+        })
+    }
+}
+
+/// Hooks: the four callables `Hooks` found on the host's object or dict (each may be None).
+pub struct PyHooks {
+    pub before_llm: Option<Py<PyAny>>,
+    pub after_llm: Option<Py<PyAny>>,
+    pub before_tool: Option<Py<PyAny>>,
+    pub after_tool: Option<Py<PyAny>>,
+}
+
+fn hook(slot: &Option<Py<PyAny>>) -> Option<Py<PyAny>> {
+    slot.as_ref().map(|f| Python::attach(|py| f.clone_ref(py)))
+}
+
+async fn fire(name: &'static str, func: Option<Py<PyAny>>, event: Value) -> Result<Value, Error> {
+    let Some(func) = func else { return Ok(Value::Null) };
+    bridge_call(name, move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, &event)?])).await
+}
+
+fn tool_result(v: &Value) -> Result<Option<ToolResult>, Error> {
+    match v.get("result") {
+        None | Some(Value::Null) => Ok(None),
+        Some(r) => {
+            serde_json::from_value(r.clone()).map(Some).map_err(|e| invalid("a hook returned an invalid result", e))
+        }
+    }
+}
+
+impl Hooks for PyHooks {
+    fn enabled(&self) -> HookSet {
+        HookSet {
+            before_llm: self.before_llm.is_some(),
+            after_llm: self.after_llm.is_some(),
+            before_tool: self.before_tool.is_some(),
+            after_tool: self.after_tool.is_some(),
+        }
+    }
+
+    fn before_llm(&self, ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
+        let event = serde_json::json!({"messages": ev.messages, "tools": ev.tools, "model": ev.model, "turn": ev.turn});
+        let fut = fire("before_llm", hook(&self.before_llm), event);
+        Box::pin(async move {
+            let v = fut.await?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            let list = |k: &str| v.get(k).and_then(Value::as_array).cloned();
+            let model = v.get("model").and_then(Value::as_str).map(str::to_string);
+            Ok(Some(LlmOverride { messages: list("messages"), tools: list("tools"), model }))
+        })
+    }
+
+    fn after_llm(&self, ev: AfterLlmEvent) -> HookFuture<()> {
+        let event = serde_json::json!({"response": ev.response, "model": ev.model, "turn": ev.turn});
+        let fut = fire("after_llm", hook(&self.after_llm), event);
+        Box::pin(async move { fut.await.map(|_| ()) })
+    }
+
+    fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
+        let event = serde_json::json!({"name": ev.name, "args": ev.args, "id": ev.id, "turn": ev.turn});
+        let fut = fire("before_tool", hook(&self.before_tool), event);
+        Box::pin(async move {
+            let v = fut.await?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            let args = v.get("args").filter(|a| !a.is_null()).cloned();
+            Ok(Some(ToolOverride { result: tool_result(&v)?, args }))
+        })
+    }
+
+    fn after_tool(&self, ev: AfterToolEvent) -> HookFuture<Option<ToolResult>> {
+        let result = serde_json::to_value(&ev.result).unwrap_or(Value::Null);
+        let event =
+            serde_json::json!({"name": ev.name, "args": ev.args, "result": result, "id": ev.id, "turn": ev.turn});
+        let fut = fire("after_tool", hook(&self.after_tool), event);
+        Box::pin(async move { tool_result(&fut.await?) })
+    }
+}

@@ -1,0 +1,106 @@
+//! `_native.Toolkit`: the engine's toolkit built from the package's `Tool` objects.
+
+use std::sync::Arc;
+
+use engine::{Tool, ToolContext, ToolSource, Toolkit};
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::bridge::{spawn_run, LoopRef};
+use crate::convert::{from_py, to_py};
+use crate::error;
+use crate::host::PyTool;
+
+/// `(name, description, input_schema, source, tool)` as the package passes it.
+type ToolSpec<'py> = (String, String, Bound<'py, PyAny>, String, Py<PyAny>);
+
+/// An engine toolkit. Built from `(name, description, input_schema, source, tool)` tuples;
+/// `source == "relay"` makes a declaration-only relay tool.
+#[pyclass(frozen, module = "toolnexus._native", name = "Toolkit")]
+pub struct PyToolkit {
+    pub inner: Arc<Toolkit>,
+}
+
+#[pymethods]
+impl PyToolkit {
+    #[new]
+    fn new<'py>(py: Python<'py>, specs: Vec<ToolSpec<'py>>) -> PyResult<Self> {
+        let mut tools = Vec::with_capacity(specs.len());
+        for (name, description, schema, source, tool) in specs {
+            let schema = from_py(&schema)?;
+            let schema = if schema.is_null() { engine::empty_schema() } else { schema };
+            let source = ToolSource::parse(&source).unwrap_or(ToolSource::Custom);
+            tools.push(if source == ToolSource::Relay {
+                Tool::relay(&name, &description, Some(schema))
+            } else {
+                Tool::new(&name, &description, schema, source, Arc::new(PyTool { tool }))
+            });
+        }
+        let tk = error::map(py, Toolkit::new(tools))?;
+        Ok(PyToolkit { inner: Arc::new(tk) })
+    }
+
+    /// The tool names the engine kept, in order (sanitised; first of a name wins).
+    fn names(&self) -> Vec<String> {
+        self.inner.tools().iter().map(|t| t.name().to_string()).collect()
+    }
+
+    /// The declarations for `style`: `openai`, `anthropic` or `gemini`.
+    fn declarations<'py>(&self, py: Python<'py>, style: &str) -> PyResult<Bound<'py, PyAny>> {
+        let decls = match style {
+            "openai" => self.inner.to_openai(),
+            "anthropic" => self.inner.to_anthropic(),
+            "gemini" => self.inner.to_gemini(),
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "toolnexus: style must be openai, anthropic or gemini, got {other:?}"
+                )))
+            }
+        };
+        to_py(py, &Value::Array(decls))
+    }
+
+    /// Runs one tool on `event_loop`, resolving `future` with its ToolResult as a dict.
+    fn execute(
+        &self,
+        py: Python<'_>,
+        event_loop: Py<PyAny>,
+        future: Py<PyAny>,
+        name: String,
+        args: Bound<'_, PyAny>,
+        answer: Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let args = from_py(&args)?;
+        let answer = match from_py(&answer)? {
+            Value::Null => None,
+            v => Some(error::map(py, engine::Answer::from_json(&v))?),
+        };
+        let lp = Arc::new(LoopRef { event_loop, dispatch: dispatcher(py)? });
+        let tk = self.inner.clone();
+        let fut = async move {
+            let ctx = ToolContext { answer, ..ToolContext::default() };
+            Ok(serde_json::to_value(tk.execute(&name, args, ctx).await).unwrap_or(Value::Null))
+        };
+        spawn_run(lp, fut, move |py, lp, out| resolve(py, lp, future, out))
+    }
+}
+
+/// `_bridge.dispatch`: the loop-side half of every host call.
+pub fn dispatcher(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    Ok(py.import("toolnexus._bridge")?.getattr("dispatch")?.unbind())
+}
+
+/// Settles `future` on its loop with the outcome (`_bridge.resolve` ignores a cancelled future).
+pub fn resolve(py: Python<'_>, lp: &Arc<LoopRef>, future: Py<PyAny>, out: engine::Result<Value>) {
+    let settle = || -> PyResult<()> {
+        let resolve = py.import("toolnexus._bridge")?.getattr("resolve")?;
+        let (ok, value) = match out {
+            Ok(v) => (true, to_py(py, &v)?.unbind()),
+            Err(e) => (false, error::to_py_err(py, e).into_value(py).into_any()),
+        };
+        lp.event_loop.call_method1(py, "call_soon_threadsafe", (resolve, future, ok, value))?;
+        Ok(())
+    };
+    // A closed loop has nobody left to tell.
+    let _ = settle();
+}

@@ -1,0 +1,84 @@
+//! The suspension vocabulary and small engine helpers, as plain functions over dicts.
+
+use std::str::FromStr;
+
+use engine::relay::{relay_answer, RelayResult};
+use engine::{Answer, PendingSpec, Reason};
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::convert::{from_py, to_py};
+use crate::error;
+
+/// A fresh suspension id.
+#[pyfunction]
+pub fn new_request_id() -> String {
+    engine::new_request_id()
+}
+
+/// `sanitize`: every character outside `[a-zA-Z0-9_-]` becomes `_`.
+#[pyfunction]
+pub fn sanitize(value: &str) -> String {
+    engine::sanitize(value)
+}
+
+/// The suspension ToolResult as a dict (`metadata.pending` is the Request dict).
+#[pyfunction]
+#[pyo3(signature = (kind, prompt, id=None, url=None, data=None, expires_at=None))]
+pub fn pending<'py>(
+    py: Python<'py>,
+    kind: String,
+    prompt: String,
+    id: Option<String>,
+    url: Option<String>,
+    data: Option<Bound<'py, PyAny>>,
+    expires_at: Option<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let data = match data.map(|d| from_py(&d)).transpose()? {
+        Some(Value::Object(m)) => Some(m),
+        Some(Value::Null) | None => None,
+        Some(_) => return Err(pyo3::exceptions::PyTypeError::new_err("toolnexus: pending data must be a dict")),
+    };
+    let r = engine::pending(PendingSpec { id, kind, prompt, url, data, expires_at });
+    to_py(py, &serde_json::to_value(r).unwrap_or(Value::Null))
+}
+
+/// Checks a decline reason against the closed vocabulary (ValueError otherwise).
+#[pyfunction]
+pub fn check_reason(py: Python<'_>, reason: &str) -> PyResult<()> {
+    error::map(py, Reason::from_str(reason)).map(|_| ())
+}
+
+/// The Answer dict that supplies a reply.
+#[pyfunction]
+pub fn answer_output<'py>(py: Python<'py>, id: &str, output: &str) -> PyResult<Bound<'py, PyAny>> {
+    to_py(py, &engine::answer_output(id, output).to_json())
+}
+
+/// The Answer dict that refuses a request.
+#[pyfunction]
+pub fn answer_declined<'py>(py: Python<'py>, id: &str, reason: &str) -> PyResult<Bound<'py, PyAny>> {
+    to_py(py, &engine::answer_declined(id, reason).to_json())
+}
+
+/// An Answer read from any dict a host holds, in its normal form (ValueError when malformed).
+#[pyfunction]
+pub fn normalize_answer<'py>(py: Python<'py>, answer: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let a = error::map(py, Answer::from_json(&from_py(&answer)?))?;
+    to_py(py, &a.to_json())
+}
+
+/// The relay Answer dict: one `{id, output, isError}` per relayed call.
+#[pyfunction]
+pub fn relay_answer_dict<'py>(
+    py: Python<'py>,
+    request_id: &str,
+    results: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let results: Vec<RelayResult> = serde_json::from_value(from_py(&results)?).map_err(|e| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "toolnexus: relay results must be [{{id, output, isError}}]: {e}"
+        ))
+    })?;
+    to_py(py, &relay_answer(request_id, &results).to_json())
+}

@@ -1,0 +1,354 @@
+"""The package's behaviour through its public API, beyond the conformance files: hooks,
+transports, errors, timeouts, cancellation, resume, relay, tools and toolkits, fork."""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any, Optional
+
+import pytest
+
+import toolnexus as tn
+
+from .mock import MockModel, anthropic_calls, anthropic_text, openai_calls, openai_text
+
+
+@pytest.fixture()
+def mock() -> Any:
+    m = MockModel()
+    yield m
+    m.close()
+
+
+def client(mock: MockModel, style: str = "openai", **kw: Any) -> tn.Client:
+    base = mock.url("/v1") if style == "openai" else mock.url()
+    kw.setdefault("retry_base_ms", 1)
+    return tn.create_client(base_url=base, style=style, model="m", api_key="sk-test-123456", **kw)
+
+
+async def toolkit(*tools: tn.Tool) -> tn.Toolkit:
+    return await tn.create_toolkit(builtins=False, extra_tools=list(tools))
+
+
+def add_tool() -> tn.Tool:
+    async def add(a: int, b: int) -> str:
+        """Add two numbers."""
+        return str(a + b)
+
+    return tn.define_tool(add)
+
+
+# --- types and vocabulary -----------------------------------------------------------------
+
+def test_dataclasses_construct_compare_and_repr_like_upstream() -> None:
+    r = tn.Request(id="p", kind="approval", prompt="ok?", expiresAt="2030-01-01T00:00:00Z")
+    assert r == tn.Request(id="p", kind="approval", prompt="ok?", url=None, data=None, expiresAt="2030-01-01T00:00:00Z")
+    assert "expiresAt='2030-01-01T00:00:00Z'" in repr(r)
+    assert tn.ToolResult(output="x", is_error=False).metadata is None
+    assert tn.ToolContext().answer is None
+
+
+def test_vocabulary() -> None:
+    with pytest.raises(TypeError):
+        tn.answer_output("p", 42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match='"declined", "cancelled" or "expired"'):
+        tn.answer_declined("p", "nope")
+    assert tn.answer_output("p", "yes") == tn.Answer(id="p", ok=True, data={"output": "yes"})
+    auth = tn.auth_required("https://login")
+    req = tn.pending_of(auth)
+    assert req is not None and req.kind == "authorization" and req.url == "https://login"
+    assert auth.output == "Authorization required to continue\nhttps://login"
+    assert tn.sanitize("a b/c") == "a_b_c"
+    assert tn.pending(kind="k", prompt="p").metadata["pending"].id != tn.pending(kind="k", prompt="p").metadata["pending"].id
+
+
+def test_define_tool_infers_schema_and_description() -> None:
+    def lookup(city: str, days: Optional[int] = None, tags: list = None, ctx: Any = None) -> str:  # type: ignore[assignment]
+        """Look up the weather.
+
+        More text."""
+        return city
+
+    t = tn.define_tool(lookup)
+    assert t.name == "lookup" and t.description == "Look up the weather." and t.source == "native"
+    assert t.input_schema == {"type": "object", "additionalProperties": False, "required": ["city"],
+                              "properties": {"city": {"type": "string"}, "days": {"type": "number"}, "tags": {"type": "array"}}}
+
+    @tn.tool(name="renamed")
+    def f(x: bool) -> str:
+        return "y"
+
+    assert isinstance(f, tn.Tool) and f.name == "renamed"
+
+
+def test_toolkit_api() -> None:
+    async def main() -> None:
+        tk = await toolkit(add_tool(), tn.relay_tool("refund", "Refund."))
+        assert [t.name for t in tk.tools()] == ["add", "refund"]
+        assert tk.get("add") is tk.tools()[0]
+        assert tk.to_openai()[0]["function"]["name"] == "add"
+        assert tk.to_anthropic()[1] == {"name": "refund", "description": "Refund.",
+                                        "input_schema": {"type": "object", "properties": {}}}
+        assert tk.to_gemini()[0]["functionDeclarations"][0]["name"] == "add"
+        assert (await tk.execute("add", {"a": 2, "b": 3})).output == "5"
+        assert (await tk.execute("nope")).output == "Unknown tool: nope"
+        tk.register(tn.define_tool(lambda: "x", name="later", description="d"), add_tool())
+        assert [t.name for t in tk.tools()] == ["add", "refund", "later"]
+        async with tk:
+            pass
+        with pytest.raises(ValueError, match="collides with a built-in tool"):
+            await toolkit(tn.relay_tool("bash", "no"))
+        with pytest.raises(NotImplementedError):
+            await tn.create_toolkit(mcp_config={"mcpServers": {}})
+        with pytest.warns(UserWarning, match="built-in tools"):
+            await tn.create_toolkit(extra_tools=[])
+
+    asyncio.run(main())
+
+
+# --- the loop -----------------------------------------------------------------------------
+
+class RecordingHooks:
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    async def before_llm(self, ev: dict) -> Any:
+        self.events.append(f"before_llm:{ev['turn']}")
+        return {"model": "override"} if ev["turn"] == 0 else None
+
+    def after_llm(self, ev: dict) -> None:
+        self.events.append(f"after_llm:{ev['model']}")
+
+    def before_tool(self, ev: dict) -> Any:
+        self.events.append(f"before_tool:{ev['name']}")
+        if ev["name"] == "add":
+            return {"args": {"a": 40, "b": 2}}
+        return None
+
+    async def after_tool(self, ev: dict) -> Any:
+        self.events.append(f"after_tool:{ev['result'].output}")
+        return {"result": tn.ToolResult(output=ev["result"].output + "!", is_error=False)}
+
+
+def test_hooks_as_object_and_dict(mock: MockModel) -> None:
+    async def main() -> None:
+        h = RecordingHooks()
+        mock.script([openai_calls(("c1", "add", '{"a":1,"b":1}')), openai_text("done")])
+        r = await client(mock, hooks=h).run("go", await toolkit(add_tool()))
+        assert r.tool_calls[0]["output"] == "42!" and r.tool_calls[0]["args"] == {"a": 40, "b": 2}
+        assert mock.seen[0]["body"]["model"] == "override" and mock.seen[1]["body"]["model"] == "m"
+        assert h.events == ["before_llm:0", "after_llm:override", "before_tool:add", "after_tool:42", "before_llm:1",
+                            "after_llm:m"]
+        denied: list[str] = []
+        hooks = {"before_tool": lambda ev: denied.append(ev["name"]) or {"result": tn.ToolResult("denied", True)}}
+        mock.script([openai_calls(("c1", "add", "{}")), openai_text("ok")])
+        r = await client(mock, hooks=hooks).run("go", await toolkit(add_tool()))
+        assert denied == ["add"] and r.tool_calls[0]["output"] == "denied"
+
+    asyncio.run(main())
+
+
+def test_a_hook_exception_reaches_the_caller_unchanged(mock: MockModel) -> None:
+    class Mine(Exception):
+        pass
+
+    def boom(ev: dict) -> None:
+        raise Mine("from the hook")
+
+    async def main() -> None:
+        mock.script([openai_text("hi")])
+        with pytest.raises(Mine, match="from the hook"):
+            await client(mock, hooks={"after_llm": boom}).run("go")
+
+    asyncio.run(main())
+
+
+def test_errors_map_to_the_package_exceptions(mock: MockModel) -> None:
+    async def main() -> None:
+        mock.script([{"status": 400, "body": {"error": "bad key sk-test-123456", "user_id": "u1"},
+                      "headers": {"retry-after": "7"}}])
+        with pytest.raises(tn.ProviderError) as e:
+            await client(mock).run("hi")
+        assert e.value.status == 400 and e.value.retry_after == "7" and e.value.kind == "http"
+        assert "sk-test-123456" not in str(e.value) and "«redacted»" in e.value.body
+        assert isinstance(e.value, tn.ToolnexusError)
+
+        for var in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+            os.environ.pop(var, None)
+        keyless = tn.create_client(base_url=mock.url("/v1"), style="openai", model="m")
+        with pytest.raises(RuntimeError, match="No API key"):
+            await keyless.run("hi")
+        with pytest.raises(ValueError):
+            tn.create_client(base_url="ftp://x", style="openai", model="m")
+
+    asyncio.run(main())
+
+
+def test_retries_with_on_error_and_timeouts(mock: MockModel) -> None:
+    async def main() -> None:
+        infos: list[dict] = []
+
+        async def on_error(info: dict) -> str:
+            infos.append(info)
+            return "retry"
+
+        mock.script([{"status": 520, "body": {}}, openai_text("ok")])
+        r = await client(mock, on_error=on_error).run("hi")
+        assert r.text == "ok" and infos == [{"attempt": 0, "retryable": False, "status": 520}]
+
+        mock.script([{"status": 200, "body": openai_text("late")["body"], "delay": 2}])
+        with pytest.raises(tn.RunTimeout):
+            await client(mock, timeout_ms=100).run("hi")
+        with pytest.raises(TimeoutError):
+            mock.script([{"status": 200, "body": openai_text("late")["body"], "delay": 2}])
+            await client(mock, timeout_ms=100).run("hi")
+
+    asyncio.run(main())
+
+
+def test_cancel_event_and_task_cancellation(mock: MockModel) -> None:
+    async def main() -> None:
+        mock.script([{"status": 200, "body": openai_text("late")["body"], "delay": 2}])
+        cancel = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.1, cancel.set)
+        with pytest.raises(tn.RunCancelled):
+            await client(mock).run("hi", cancel=cancel)
+
+        mock.script([{"status": 200, "body": openai_text("late")["body"], "delay": 2}])
+        task = asyncio.ensure_future(client(mock).run("hi"))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+
+
+def test_durable_halt_resume_and_relay_anthropic(mock: MockModel) -> None:
+    calls: list[Optional[tn.Answer]] = []
+
+    async def deploy(ctx: tn.ToolContext) -> Any:
+        calls.append(ctx.answer)
+        if ctx.answer is None:
+            return tn.pending(kind="approval", prompt="Deploy?", id="pnd-1")
+        return "deployed"
+
+    async def main() -> None:
+        tk = await toolkit(tn.define_tool(deploy, name="deploy"), tn.relay_tool("refund", "Refund."))
+        c = client(mock, style="anthropic")
+        mock.script([anthropic_calls(("t1", "deploy", {}), ("t2", "refund", {"amount": 5}))])
+        halted = await c.run("deploy and refund", tk)
+        assert halted.status == "pending" and halted.pending == tn.Request(id="pnd-1", kind="approval", prompt="Deploy?")
+        with pytest.raises(tn.AnswerMismatchError):
+            await c.run_with_answer(tk, halted.messages, halted.pending, tn.answer_output("other", "yes"))
+        mock.script([])
+        relay_halt = await c.run_with_answer(tk, halted.messages, halted.pending, tn.answer_output("pnd-1", "yes"))
+        assert relay_halt.status == "pending" and tn.is_relay_request(relay_halt.pending)
+        (call,) = tn.relay_calls_of(relay_halt.pending)
+        assert call == tn.RelayCall(id="t2", name="refund", input={"amount": 5}, arguments='{"amount":5}')
+        mock.script([anthropic_text("done")])
+        answer = tn.relay_answer(relay_halt.pending.id, [tn.RelayResult(id="t2", output="refunded 5")])
+        done = await c.run_with_answer(tk, relay_halt.messages, relay_halt.pending, answer)
+        assert done.status == "done" and done.text == "done"
+        assert [r["output"] for r in done.tool_calls] == ["refunded 5"]
+        assert calls[0] is None and calls[1] is not None and calls[1].id == "pnd-1"
+
+    asyncio.run(main())
+
+
+class SyncTransport:
+    def __init__(self, replies: list[dict]) -> None:
+        self.replies = replies
+        self.seen: list[tuple] = []
+
+    def post(self, url: str, headers: dict, payload: dict, timeout: float) -> dict:
+        self.seen.append((url, headers, payload))
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+def test_http_transports_sync_async_and_urllib(mock: MockModel) -> None:
+    async def main() -> None:
+        t = SyncTransport([tn.ProviderError(503, "busy", "0"), OSError("reset"), openai_text("via host")["body"]])
+        c = tn.create_client(base_url="http://host.invalid/v1", style="openai", model="m", api_key="k",
+                             http_transport=t, retry_base_ms=1)
+        assert (await c.run("hi")).text == "via host"
+        assert len(t.seen) == 3 and t.seen[0][0] == "http://host.invalid/v1/chat/completions"
+        assert t.seen[0][2]["messages"] == [{"role": "user", "content": "hi"}]
+
+        class AsyncTransport:
+            async def post(self, url: str, headers: dict, payload: dict, timeout: float) -> dict:
+                return anthropic_text("async host")["body"]
+
+        c = tn.create_client(base_url="http://h.invalid", style="anthropic", model="m", api_key="k",
+                             http_transport=AsyncTransport())
+        assert (await c.run("hi")).text == "async host"
+
+        mock.script([openai_text("direct")])
+        body = tn.UrllibTransport().post(mock.url("/v1/chat/completions"), {"content-type": "application/json"},
+                                         {"model": "m", "messages": []}, 5.0)
+        assert body["choices"][0]["message"]["content"] == "direct"
+
+    asyncio.run(main())
+
+
+def test_request_params_and_body_transform(mock: MockModel, capsys: Any) -> None:
+    async def main() -> None:
+        mock.script([openai_text("ok")])
+        c = client(mock, request_params={"temperature": 0.2, "tools": []},
+                   body_transform=lambda body: {**body, "seed": 7})
+        await c.run("hi")
+        body = mock.seen[0]["body"]
+        assert body["temperature"] == 0.2 and body["seed"] == 7 and "tools" not in body
+
+    asyncio.run(main())
+    assert 'request_params key "tools" is not allowed' in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_the_engine_survives_fork(mock: MockModel) -> None:
+    async def one() -> str:
+        return (await client(mock).run("hi")).text
+
+    mock.script([openai_text("parent")])
+    assert asyncio.run(one()) == "parent"
+    # The mock serves from the parent's threads and memory: script the child's reply here.
+    mock.script([openai_text("child")])
+    pid = os.fork()
+    if pid == 0:  # the child: a fresh runtime, a fresh pool
+        try:
+            code = 0 if asyncio.run(asyncio.wait_for(one(), 20)) == "child" else 1
+        except BaseException:  # noqa: BLE001
+            code = 2
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    mock.script([openai_text("parent again")])
+    assert asyncio.run(one()) == "parent again"
+
+
+def test_wait_for_sync_and_async_and_dict_answers(mock: MockModel) -> None:
+    async def ask(ctx: tn.ToolContext) -> Any:
+        if ctx.answer is None:
+            return tn.pending(kind="input", prompt="Name?", id="n1")
+        return f"hello {ctx.answer.data['output']}"
+
+    async def main() -> None:
+        for wait_for in (lambda req: {"id": req.id, "ok": True, "data": {"output": "ann"}, "reason": None},
+                         lambda req: asyncio.sleep(0, tn.answer_output(req.id, "ann"))):
+            mock.script([openai_calls(("c1", "ask", "{}")), openai_text("done")])
+            r = await client(mock, wait_for=wait_for).run("hi", await toolkit(tn.define_tool(ask, name="ask")))
+            assert r.tool_calls[0]["output"] == "hello ann"
+        mock.script([openai_calls(("c1", "ask", "{}"))])
+        with pytest.raises(ValueError, match='missing "ok"'):
+            await client(mock, wait_for=lambda req: {"id": req.id}).run("hi", await toolkit(tn.define_tool(ask, name="ask")))
+
+    asyncio.run(main())
+
+
+def test_version() -> None:
+    assert tn.__version__ == "0.21.0" and tn.ENGINE_VERSION
+    assert sys.modules["toolnexus._native"].ENGINE_VERSION == tn.ENGINE_VERSION

@@ -1,0 +1,161 @@
+"""Every scenario in tests/conformance/ replayed with Python tools, once with async tools and
+callbacks and once with sync ones, against a loopback mock model. See the format in
+tests/conformance/README.md."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolnexus as tn
+from toolnexus.types import request_to_wire
+
+from .mock import MockModel
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "tests" / "conformance").glob("*.json"))
+PINNED = {"openai": ("authorization", "content-type"), "anthropic": ("x-api-key", "anthropic-version", "content-type")}
+
+
+def make_tool(spec: dict[str, Any], counts: dict[str, int], sync: bool) -> tn.Tool:
+    b = spec["behavior"]
+    name = spec["name"]
+    if b["type"] == "relay":
+        return tn.relay_tool(name, spec.get("description", ""), spec.get("input_schema"))
+
+    def outcome(ctx: Any) -> Any:
+        counts[name] = counts.get(name, 0) + 1
+        kind = b["type"]
+        if kind == "text":
+            return b["output"]
+        if kind == "error_result":
+            return tn.ToolResult(output=b["output"], is_error=True)
+        if kind == "fail":
+            raise RuntimeError(b["message"])
+        if kind == "suspend":
+            answer = ctx.answer if ctx is not None else None
+            if answer is None or b.get("always"):
+                r = b["request"]
+                return tn.pending(kind=r["kind"], prompt=r["prompt"], id=r["id"], url=r.get("url"), data=r.get("data"))
+            out = (answer.data or {}).get("output") or ""
+            return b["on_answer"].replace("{output}", out)
+        raise AssertionError(f"unknown behaviour {kind}")
+
+    delay = b.get("delay_ms", 0) / 1000
+    if sync:
+        def run(ctx: Any = None, **_: Any) -> Any:
+            time.sleep(delay)
+            return outcome(ctx)
+    else:
+        async def run(ctx: Any = None, **_: Any) -> Any:  # type: ignore[misc]
+            await asyncio.sleep(delay)
+            return outcome(ctx)
+    return tn.define_tool(run, name=name, description=spec.get("description", ""), input_schema=spec["input_schema"])
+
+
+def make_wait_for(answers: list[Any], seen: list[dict[str, Any]], sync: bool) -> Any:
+    queue = list(answers)
+
+    def answer(req: tn.Request) -> Any:
+        seen.append(request_to_wire(req))
+        nxt = queue.pop(0)
+        if nxt is None:
+            return None
+        return tn.Answer(id=req.id, ok=nxt["ok"], data=nxt.get("data"), reason=nxt.get("reason"))
+
+    if sync:
+        return answer
+
+    async def answer_async(req: tn.Request) -> Any:
+        return answer(req)
+
+    return answer_async
+
+
+def canonical(r: tn.RunResult) -> dict[str, Any]:
+    out = {"text": r.text, "messages": r.messages, "tool_calls": r.tool_calls, "tool_call_count": r.tool_call_count,
+           "turns": r.turns, "usage": r.usage, "model": r.model, "status": r.status}
+    if r.limit is not None:
+        out["limit"] = r.limit
+    if r.pending is not None:
+        out["pending"] = request_to_wire(r.pending)
+    return out
+
+
+async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
+    sc = json.loads(path.read_text())
+    counts: dict[str, int] = {}
+    seen_requests: list[dict[str, Any]] = []
+    tk = None
+    if sc.get("tools") is not None:
+        tk = await tn.create_toolkit(builtins=False, extra_tools=[make_tool(t, counts, sync) for t in sc["tools"]])
+    c = sc["client"]
+    client = tn.create_client(
+        base_url=mock.url("/v1") if sc["style"] == "openai" else mock.url(),
+        style=sc["style"], model=c["model"], api_key=c.get("api_key", "test-key"),
+        system_prompt=c.get("system_prompt"), max_turns=c.get("max_turns", 10), retries=c.get("retries", 2),
+        retry_base_ms=c.get("retry_base_ms", 1), timeout_ms=c.get("timeout_ms"),
+        wait_for=make_wait_for(sc["wait_for"], seen_requests, sync) if sc.get("wait_for") is not None else None,
+    )
+    failures: list[str] = []
+    previous = None
+    for i, step in enumerate(sc["steps"]):
+        mock.script(step.get("replies", []))
+        counts.clear()
+        seen_requests.clear()
+        got: dict[str, Any] = {}
+        try:
+            if "run" in step:
+                r = await client.run(step["run"]["prompt"], tk, history=step["run"].get("history"))
+            else:
+                a = step["resume"]["answer"]
+                answer = tn.Answer(id=a["id"], ok=a["ok"], data=a.get("data"), reason=a.get("reason"))
+                pending = previous.pending if previous and previous.pending else tn.Request(id="", kind="", prompt="")
+                r = await client.run_with_answer(tk, previous.messages if previous else [], pending, answer)
+            got["result"] = canonical(r)
+            previous = r
+        except tn.ToolnexusError as e:
+            err: dict[str, Any] = {"kind": e.kind}
+            if isinstance(e, tn.ProviderError):
+                err["status"] = e.status
+            got["error"] = err
+            previous = None
+        style = sc["style"]
+        got["requests"] = [
+            {"path": s["path"], "headers": {h: s["headers"][h] for h in PINNED[style] if h in s["headers"]},
+             "body": s["body"]}
+            for s in mock.seen
+        ]
+        got["calls"] = dict(counts)
+        if sc.get("wait_for") is not None:
+            got["wait_for_requests"] = list(seen_requests)
+        expect = step["expect"]
+        for key, value in got.items():
+            want = expect.get(key, {} if key == "calls" else None)
+            if want != value:
+                failures.append(f"{sc['name']} step {i}: {key} differs\n--- expected\n{json.dumps(want, indent=1)}"
+                                f"\n--- got\n{json.dumps(value, indent=1)}")
+        if mock.replies:
+            failures.append(f"{sc['name']} step {i}: {len(mock.replies)} scripted replies were never requested")
+    return failures
+
+
+@pytest.fixture(scope="module")
+def mock() -> Any:
+    m = MockModel()
+    yield m
+    m.close()
+
+
+def test_there_are_enough_scenarios() -> None:
+    assert len(SCENARIOS) >= 15
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_scenario(path: Path, sync: bool, mock: MockModel) -> None:
+    failures = asyncio.run(replay(path, mock, sync))
+    assert not failures, "\n\n".join(failures)
