@@ -52,7 +52,8 @@ fn class_name(kind: ErrorKind) -> &'static str {
 
 /// The Python exception for a core error: the host's own exception when it came from one.
 pub fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
-    if e.kind() == ErrorKind::Host && e.host_source().is_some_and(|s| s.is::<PyHostError>()) {
+    // Whatever its kind, an error that carries a host exception re-raises that exception.
+    if e.host_source().is_some_and(|s| s.is::<PyHostError>()) {
         if let Some(src) = e.into_host_source() {
             if let Ok(host) = src.downcast::<PyHostError>() {
                 return host.err;

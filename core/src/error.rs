@@ -152,6 +152,14 @@ impl Error {
         Error { kind: ErrorKind::Host, message, http: None, source: Some(source) }
     }
 
+    /// An error of `kind` that carries the host's own failure (for example a host transport's
+    /// network error: retried as [`ErrorKind::Network`], then re-raised by the binding as the
+    /// host's original object). The message is `source.to_string()`.
+    pub fn with_host_source(kind: ErrorKind, source: HostError) -> Error {
+        let message = source.to_string();
+        Error { kind, message, http: None, source: Some(source) }
+    }
+
     /// An [`ErrorKind::Http`] error for a provider answer with `status`.
     pub(crate) fn http(detail: HttpErrorDetail, shown: &str) -> Error {
         let message = if shown.is_empty() {
@@ -226,6 +234,13 @@ mod tests {
             assert_eq!(ErrorKind::from_code(k.code()), Some(k));
         }
         assert_eq!(ErrorKind::from_code(0), None);
+    }
+
+    #[test]
+    fn any_kind_may_carry_a_host_source() {
+        let e = Error::with_host_source(ErrorKind::Network, "reset by host".into());
+        assert_eq!((e.kind(), e.message()), (ErrorKind::Network, "reset by host"));
+        assert!(e.into_host_source().is_some());
     }
 
     #[test]

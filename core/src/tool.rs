@@ -192,6 +192,16 @@ impl Tool {
     pub(crate) fn handler(&self) -> Option<&Arc<dyn ToolHandler>> {
         self.handler.as_ref()
     }
+
+    /// Runs this tool alone, as [`crate::Toolkit::execute`] would: a failure or a panic is an
+    /// error result, and a relay tool answers with an error result (only a run can relay it).
+    pub async fn execute(&self, args: Value, ctx: ToolContext) -> ToolResult {
+        let Some(handler) = &self.handler else {
+            return ToolResult::error(format!("relay tool {} is executed by the host, not the toolkit", self.name));
+        };
+        let args = if args.is_null() { json!({}) } else { args };
+        crate::toolkit::run_handler(handler.clone(), &self.name, args, ctx).await
+    }
 }
 
 impl fmt::Debug for Tool {

@@ -104,14 +104,10 @@ impl Toolkit {
     /// Runs the tool `name` with `args` (an object). An unknown tool, or a relay tool (which
     /// only the loop can route to its host), is an error result naming it.
     pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
-        let Some(tool) = self.get(name) else {
-            return unknown_tool(name);
-        };
-        let Some(handler) = tool.handler() else {
-            return ToolResult::error(format!("relay tool {name} is executed by the host, not the toolkit"));
-        };
-        let args = if args.is_null() { json!({}) } else { args };
-        run_handler(handler.clone(), name, args, ctx).await
+        match self.get(name) {
+            Some(tool) => tool.execute(args, ctx).await,
+            None => unknown_tool(name),
+        }
     }
 
     /// The OpenAI declarations, cached.
