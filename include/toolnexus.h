@@ -305,6 +305,17 @@ int32_t tn_toolkit_execute(const struct tn_toolkit *toolkit,
                            char **result_out,
                            char **error_out);
 
+// Runs one tool described by `call_json` = `{"name", "args"?, "answer"?, "call_id"?}` (the
+// answer is handed to the tool as on a re-run after a suspension) and writes its ToolResult
+// JSON to `*result_out`. Blocks like `tn_toolkit_execute`.
+//
+// # Safety
+// Pointers as documented; `result_out` must be writable.
+int32_t tn_toolkit_execute_call(const struct tn_toolkit *toolkit,
+                                const char *call_json,
+                                char **result_out,
+                                char **error_out);
+
 // Answers a callback: `token` is the one the callback received; `status` is `TN_OK` with the
 // JSON the callback documents as `payload`, or an error status with a message (may be NULL).
 // The payload is copied. Callable from any thread, inside the callback or later. A token that
@@ -315,6 +326,26 @@ int32_t tn_toolkit_execute(const struct tn_toolkit *toolkit,
 int32_t tn_complete(uint64_t token,
                     int32_t status,
                     const char *payload,
+                    char **error_out);
+
+// Ends a callback with a failure that belongs to the host: like `tn_complete` with
+// `TN_ERR_HOST` and `message`, plus `host_ref`, a number the host chooses (for example a key
+// into its own table of exception objects). When the failure ends the run, the run's error
+// JSON carries `"host_ref"`, so the binding can re-raise its own exception object unchanged.
+//
+// # Safety
+// `message` is NULL or a NUL-terminated string.
+int32_t tn_complete_host_error(uint64_t token,
+                               const char *message,
+                               uint64_t host_ref,
+                               char **error_out);
+
+// Writes `value` with every character outside `[a-zA-Z0-9_-]` replaced by `_`, as tool names are.
+//
+// # Safety
+// Pointers as documented; `json_out` must be writable.
+int32_t tn_sanitize(const char *value,
+                    char **out,
                     char **error_out);
 
 // The Answer that supplies a reply: `{"id", "ok": true, "data": {"output"}}`.

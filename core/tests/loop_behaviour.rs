@@ -349,11 +349,17 @@ async fn a_missing_api_key_is_a_config_error_that_names_the_variables() {
         eprintln!("skipped: an API key variable is set in this environment");
         return;
     }
-    let (mut o, _t) = scripted_client(Style::OpenAi, vec![]);
+    let mut o = ClientOptions::new("http://127.0.0.1:9/v1", Style::OpenAi, "m");
     o.api_key = None;
     let e = Client::new(o).unwrap().run("go", None).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config);
     assert!(e.message().contains("OPENAI_API_KEY"));
+    // A host transport may authenticate on its own: no key, no auth header, no error.
+    let (mut o, t) = scripted_client(Style::Anthropic, vec![ScriptedReply::anthropic_text("hi")]);
+    o.api_key = None;
+    assert_eq!(Client::new(o).unwrap().run("go", None).await.unwrap().text, "hi");
+    let names: Vec<String> = t.requests()[0].headers.iter().map(|(k, _)| k.clone()).collect();
+    assert_eq!(names, ["anthropic-version", "content-type"]);
 }
 
 #[tokio::test]

@@ -105,15 +105,30 @@ async fn ask(
 /// The completion as a JSON value, or the host's failure as an error of `kind`.
 fn payload_json(c: Completion, what: &str) -> Result<Value> {
     if c.status != TN_OK {
-        let msg = c.payload.unwrap_or_else(|| format!("{what} failed"));
+        let message = c.payload.unwrap_or_else(|| format!("{what} failed"));
         return Err(match kind_of(c.status) {
-            Some(ErrorKind::Cancelled) => Error::new(ErrorKind::Cancelled, msg),
-            _ => Error::host(msg.into()),
+            Some(ErrorKind::Cancelled) => Error::new(ErrorKind::Cancelled, message),
+            _ => Error::host(Box::new(HostFailure { message, host_ref: c.host_ref })),
         });
     }
     let text = c.payload.unwrap_or_else(|| "null".into());
     serde_json::from_str(&text).map_err(|e| Error::host(format!("{what} completed with invalid JSON: {e}").into()))
 }
+
+/// A failure a host callback reported, with the host's own reference to it, if it gave one.
+#[derive(Debug)]
+pub(crate) struct HostFailure {
+    pub message: String,
+    pub host_ref: Option<u64>,
+}
+
+impl std::fmt::Display for HostFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for HostFailure {}
 
 pub(crate) struct CTool {
     pub data: Arc<HostData>,
@@ -176,7 +191,11 @@ impl Transport for CTransport {
         Box::pin(async move {
             let c = ask(&data, f, req.to_string()).await;
             if kind_of(c.status) == Some(ErrorKind::Network) {
-                return Err(Error::new(ErrorKind::Network, c.payload.unwrap_or_else(|| "network error".into())));
+                let message = c.payload.unwrap_or_else(|| "network error".into());
+                return Err(Error::with_host_source(
+                    ErrorKind::Network,
+                    Box::new(HostFailure { message, host_ref: c.host_ref }),
+                ));
             }
             let v = payload_json(c, "the transport")?;
             let status = v.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok());

@@ -38,8 +38,13 @@ pub use host::{
     TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
 };
 pub use status::*;
-pub use toolkit::{tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_free, tn_toolkit_new};
-pub use vocab::{tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_complete, tn_pending, tn_relay_answer};
+pub use toolkit::{
+    tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_free, tn_toolkit_new,
+};
+pub use vocab::{
+    tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_complete, tn_complete_host_error, tn_pending,
+    tn_relay_answer, tn_sanitize,
+};
 
 /// The ABI version this library implements. A binding checks it at load time and asks for a
 /// rebuild when it differs from the version it was built against.

@@ -59,6 +59,8 @@ pub(crate) fn spawn(fut: impl Future<Output = ()> + Send + 'static) -> Result<()
 pub(crate) struct Completion {
     pub status: i32,
     pub payload: Option<String>,
+    /// The host's own reference to its failure (`tn_complete_host_error`).
+    pub host_ref: Option<u64>,
 }
 
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
@@ -89,6 +91,7 @@ pub(crate) async fn host_call(invoke: impl FnOnce(u64)) -> Completion {
     rx.await.unwrap_or(Completion {
         status: crate::status::TN_ERR_CANCELLED,
         payload: Some("the completion was dropped".into()),
+        host_ref: None,
     })
 }
 

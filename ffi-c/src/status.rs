@@ -44,6 +44,10 @@ pub(crate) fn kind_of(status: i32) -> Option<ErrorKind> {
 /// An error as the JSON object handed out: `{kind, code, message, status?, body?, retry_after?}`.
 pub(crate) fn error_json(e: &Error) -> String {
     let mut v = json!({"kind": e.kind().name(), "code": e.kind().code(), "message": e.message()});
+    if let Some(r) = e.host_source().and_then(|s| s.downcast_ref::<crate::host::HostFailure>()).and_then(|f| f.host_ref)
+    {
+        v["host_ref"] = json!(r);
+    }
     if let Some(d) = e.http_detail() {
         v["status"] = json!(d.status);
         v["body"] = json!(d.body);

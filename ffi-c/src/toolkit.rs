@@ -135,3 +135,37 @@ pub unsafe extern "C" fn tn_toolkit_execute(
         write_out(result_out, "result_out", serde_json::to_string(&result).unwrap_or_default())
     })
 }
+
+/// Runs one tool described by `call_json` = `{"name", "args"?, "answer"?, "call_id"?}` (the
+/// answer is handed to the tool as on a re-run after a suspension) and writes its ToolResult
+/// JSON to `*result_out`. Blocks like `tn_toolkit_execute`.
+///
+/// # Safety
+/// Pointers as documented; `result_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_execute_call(
+    toolkit: *const tn_toolkit,
+    call_json: *const c_char,
+    result_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let tk = handles::toolkit(toolkit)?;
+        let call = in_json(call_json, "call_json")?;
+        let name =
+            call.get("name").and_then(Value::as_str).ok_or_else(|| Error::invalid("call_json needs a \"name\""))?;
+        let name = name.to_string();
+        let args = call.get("args").cloned().unwrap_or(Value::Null);
+        if !(args.is_object() || args.is_null()) {
+            return Err(Error::invalid("call_json \"args\" must be an object"));
+        }
+        let answer = match call.get("answer") {
+            None | Some(Value::Null) => None,
+            Some(a) => Some(engine::Answer::from_json(a)?),
+        };
+        let call_id = call.get("call_id").and_then(Value::as_str).unwrap_or("").to_string();
+        let ctx = ToolContext { answer, call_id, ..ToolContext::default() };
+        let result = block_on(async move { Ok(tk.execute(&name, args, ctx).await) })?;
+        write_out(result_out, "result_out", serde_json::to_string(&result).unwrap_or_default())
+    })
+}

@@ -25,8 +25,40 @@ pub unsafe extern "C" fn tn_complete(
 ) -> i32 {
     call(error_out, || {
         let payload = in_opt_str(payload, "payload")?.map(str::to_string);
-        complete(token, Completion { status, payload })
+        complete(token, Completion { status, payload, host_ref: None })
     })
+}
+
+/// Ends a callback with a failure that belongs to the host: like `tn_complete` with
+/// `TN_ERR_HOST` and `message`, plus `host_ref`, a number the host chooses (for example a key
+/// into its own table of exception objects). When the failure ends the run, the run's error
+/// JSON carries `"host_ref"`, so the binding can re-raise its own exception object unchanged.
+///
+/// # Safety
+/// `message` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn tn_complete_host_error(
+    token: u64,
+    message: *const c_char,
+    host_ref: u64,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let message = in_opt_str(message, "message")?.unwrap_or("host error").to_string();
+        complete(
+            token,
+            Completion { status: crate::status::TN_ERR_HOST, payload: Some(message), host_ref: Some(host_ref) },
+        )
+    })
+}
+
+/// Writes `value` with every character outside `[a-zA-Z0-9_-]` replaced by `_`, as tool names are.
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_sanitize(value: *const c_char, out: *mut *mut c_char, error_out: *mut *mut c_char) -> i32 {
+    call(error_out, || write_out(out, "out", engine::sanitize(in_str(value, "value")?)))
 }
 
 /// The Answer that supplies a reply: `{"id", "ok": true, "data": {"output"}}`.

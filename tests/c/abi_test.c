@@ -324,6 +324,48 @@ static void test_bad_input(tn_toolkit *tk, host_t *h) {
   script_done(&s);
 }
 
+static void refuse(void *user_data, const char *request_json, uint64_t token) {
+  (void)user_data;
+  (void)request_json;
+  tn_complete_host_error(token, "the approver is offline", 4242, NULL);
+}
+
+static void test_host_errors_sanitize_and_execute_call(tn_toolkit *tk, host_t *h) {
+  char *out = NULL;
+  CHECK(tn_sanitize("my tool/v2", &out, NULL) == TN_OK && strcmp(out, "my_tool_v2") == 0, "tn_sanitize");
+  tn_string_free(out);
+
+  /* A tool run directly with an answer sees it, as on a re-run after its suspension. */
+  h->deploy_calls = 0;
+  out = NULL;
+  int st = tn_toolkit_execute_call(tk, "{\"name\":\"deploy\",\"args\":{},\"answer\":{\"id\":\"p\",\"ok\":true}}", &out, NULL);
+  CHECK(st == TN_OK && strstr(out, "\"deployed\"") != NULL, "execute_call with an answer: %s", out ? out : "");
+  tn_string_free(out);
+
+  /* A host failure ends the run with the host's own reference in the error JSON; with a host
+   * transport and no API key anywhere, the engine sends no auth header rather than failing. */
+  const char *replies[] = {CALLS(CALL("c1", "deploy", "{}"))};
+  script_t s;
+  script_init(&s, replies, 1);
+  tn_callbacks cb = {0};
+  cb.user_data = &s;
+  cb.transport = script_transport;
+  cb.wait_for = refuse;
+  tn_client *c = NULL;
+  const char *keyless = "{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\"}";
+  int no_env_key = !getenv("OPENAI_API_KEY") && !getenv("OPENROUTER_API_KEY") && !getenv("ANTHROPIC_API_KEY");
+  tn_client_new(no_env_key ? keyless : "{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}",
+                &cb, &c, NULL);
+  cJSON *e = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
+  CHECK(st == TN_ERR_HOST, "a failing wait_for ends the run: %d", st);
+  const cJSON *ref = cJSON_GetObjectItemCaseSensitive(e, "host_ref");
+  CHECK(cJSON_IsNumber(ref) && ref->valuedouble == 4242, "the error carries the host's reference");
+  CHECK(strcmp(jstr(e, "message"), "the approver is offline") == 0, "and its message");
+  cJSON_Delete(e);
+  tn_client_free(c);
+  script_done(&s);
+}
+
 int main(void) {
   CHECK(tn_abi_version() == TN_ABI_VERSION, "ABI version");
   CHECK(tn_version() != NULL && strlen(tn_version()) > 0, "version string");
@@ -344,6 +386,7 @@ int main(void) {
   test_async_run(tk);
   test_cancel_and_late_completion();
   test_bad_input(tk, &h);
+  test_host_errors_sanitize_and_execute_call(tk, &h);
 
   tn_toolkit_free(tk);
   usleep(50 * 1000); /* let runs still holding the toolkit let go */

@@ -145,35 +145,41 @@ impl ClientOptions {
         }
     }
 
-    /// The API key, from the options or the environment.
-    pub(crate) fn resolve_key(&self) -> Result<String> {
+    /// The API key, from the options or the environment. `None` only with a host transport,
+    /// which may authenticate on its own: the engine then sends no auth header of its own.
+    pub(crate) fn resolve_key(&self) -> Result<Option<String>> {
         if let Some(k) = self.api_key.as_ref().filter(|k| !k.is_empty()) {
-            return Ok(k.clone());
+            return Ok(Some(k.clone()));
         }
         let own = match self.style {
             Style::OpenAi => "OPENAI_API_KEY",
             Style::Anthropic => "ANTHROPIC_API_KEY",
         };
-        ["OPENROUTER_API_KEY", own, "OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+        let found = ["OPENROUTER_API_KEY", own, "OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
             .iter()
-            .find_map(|v| std::env::var(v).ok().filter(|k| !k.is_empty()))
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Config,
-                    "No API key: set api_key or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY",
-                )
-            })
+            .find_map(|v| std::env::var(v).ok().filter(|k| !k.is_empty()));
+        match (found, &self.transport) {
+            (Some(k), _) => Ok(Some(k)),
+            (None, Some(_)) => Ok(None),
+            (None, None) => Err(Error::new(
+                ErrorKind::Config,
+                "No API key: set api_key or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY",
+            )),
+        }
     }
 
     /// The request headers: the style's own, then the host's (a host header replaces an
     /// engine header of the same name).
-    pub(crate) fn request_headers(&self, key: &str) -> Vec<(String, String)> {
-        let mut h: Vec<(String, String)> = match self.style {
-            Style::OpenAi => vec![("authorization".into(), format!("Bearer {key}"))],
-            Style::Anthropic => {
-                vec![("x-api-key".into(), key.to_string()), ("anthropic-version".into(), "2023-06-01".into())]
-            }
-        };
+    pub(crate) fn request_headers(&self, key: Option<&str>) -> Vec<(String, String)> {
+        let mut h: Vec<(String, String)> = Vec::with_capacity(3 + self.headers.len());
+        match (self.style, key) {
+            (Style::OpenAi, Some(key)) => h.push(("authorization".into(), format!("Bearer {key}"))),
+            (Style::Anthropic, Some(key)) => h.push(("x-api-key".into(), key.to_string())),
+            (_, None) => {}
+        }
+        if self.style == Style::Anthropic {
+            h.push(("anthropic-version".into(), "2023-06-01".into()));
+        }
         h.push(("content-type".into(), "application/json".into()));
         for (k, v) in &self.headers {
             let k = k.to_ascii_lowercase();
@@ -188,8 +194,8 @@ impl ClientOptions {
     }
 
     /// Values that must never appear in an error message.
-    pub(crate) fn secrets(&self, key: &str) -> Vec<String> {
-        let mut s = vec![key.to_string()];
+    pub(crate) fn secrets(&self, key: Option<&str>) -> Vec<String> {
+        let mut s: Vec<String> = key.map(str::to_string).into_iter().collect();
         s.extend(self.headers.iter().map(|(_, v)| v.clone()).filter(|v| v.len() >= 8));
         s
     }
@@ -229,7 +235,7 @@ mod tests {
     fn host_headers_replace_engine_headers() {
         let mut o = ClientOptions::new("http://h", Style::OpenAi, "m");
         o.headers = vec![("Authorization".into(), "Custom x".into()), ("X-Extra".into(), "1".into())];
-        let h = o.request_headers("k");
+        let h = o.request_headers(Some("k"));
         assert_eq!(
             h,
             vec![

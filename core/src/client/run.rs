@@ -66,8 +66,8 @@ impl Client {
             opts,
             transport: &self.transport,
             url: opts.endpoint(),
-            headers: opts.request_headers(&key),
-            secrets: opts.secrets(&key),
+            headers: opts.request_headers(key.as_deref()),
+            secrets: opts.secrets(key.as_deref()),
             deadline,
         };
         let enabled = opts.hooks.as_ref().map(|h| h.enabled()).unwrap_or(HookSet::ALL);
