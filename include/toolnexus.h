@@ -305,8 +305,9 @@ int32_t tn_toolkit_execute(const struct tn_toolkit *toolkit,
                            char **result_out,
                            char **error_out);
 
-// Runs one tool described by `call_json` = `{"name", "args"?, "answer"?, "call_id"?}` (the
-// answer is handed to the tool as on a re-run after a suspension) and writes its ToolResult
+// Runs one tool described by `call_json` = `{"name", "args"?, "answer"?, "call_id"?,
+// "timeout_ms"?}` (the answer is handed to the tool as on a re-run after a suspension; the
+// timeout is what the tool is told it has left) and writes its ToolResult
 // JSON to `*result_out`. Blocks like `tn_toolkit_execute`.
 //
 // # Safety

@@ -136,8 +136,9 @@ pub unsafe extern "C" fn tn_toolkit_execute(
     })
 }
 
-/// Runs one tool described by `call_json` = `{"name", "args"?, "answer"?, "call_id"?}` (the
-/// answer is handed to the tool as on a re-run after a suspension) and writes its ToolResult
+/// Runs one tool described by `call_json` = `{"name", "args"?, "answer"?, "call_id"?,
+/// "timeout_ms"?}` (the answer is handed to the tool as on a re-run after a suspension; the
+/// timeout is what the tool is told it has left) and writes its ToolResult
 /// JSON to `*result_out`. Blocks like `tn_toolkit_execute`.
 ///
 /// # Safety
@@ -164,7 +165,8 @@ pub unsafe extern "C" fn tn_toolkit_execute_call(
             Some(a) => Some(engine::Answer::from_json(a)?),
         };
         let call_id = call.get("call_id").and_then(Value::as_str).unwrap_or("").to_string();
-        let ctx = ToolContext { answer, call_id, ..ToolContext::default() };
+        let timeout = call.get("timeout_ms").and_then(Value::as_u64).map(std::time::Duration::from_millis);
+        let ctx = ToolContext { answer, call_id, timeout, ..ToolContext::default() };
         let result = block_on(async move { Ok(tk.execute(&name, args, ctx).await) })?;
         write_out(result_out, "result_out", serde_json::to_string(&result).unwrap_or_default())
     })

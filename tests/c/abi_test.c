@@ -338,7 +338,8 @@ static void test_host_errors_sanitize_and_execute_call(tn_toolkit *tk, host_t *h
   /* A tool run directly with an answer sees it, as on a re-run after its suspension. */
   h->deploy_calls = 0;
   out = NULL;
-  int st = tn_toolkit_execute_call(tk, "{\"name\":\"deploy\",\"args\":{},\"answer\":{\"id\":\"p\",\"ok\":true}}", &out, NULL);
+  int st = tn_toolkit_execute_call(
+      tk, "{\"name\":\"deploy\",\"args\":{},\"answer\":{\"id\":\"p\",\"ok\":true},\"timeout_ms\":5000}", &out, NULL);
   CHECK(st == TN_OK && strstr(out, "\"deployed\"") != NULL, "execute_call with an answer: %s", out ? out : "");
   tn_string_free(out);
 

@@ -1,0 +1,228 @@
+(ns toolnexus.client
+  "The model client and the suspension vocabulary, with the API of the Clojure port of
+  toolnexus, over libtoolnexus (the engine written once, in Rust).
+
+  Data is plain maps with keyword keys. Wire shapes keep their wire keys: a Request is
+  `{:id :kind :prompt :url? :data? :expiresAt?}`, an Answer `{:id :ok :data? :reason?}`,
+  transcripts are the provider's own messages. What is Clojure's own is kebab-case: client
+  options and the RunResult `{:text :messages :tool-calls :tool-call-count :turns :usage
+  :model :status :limit? :pending?}`.
+
+  Failures are `ex-info`s whose data has the engine's stable error `:kind` (`:http`,
+  `:network`, `:timeout`, `:protocol`, `:answer_mismatch`, `:host`, `:config`,
+  `:invalid_argument`, ...), plus `:status` and `:body` for HTTP errors."
+  (:require [toolnexus.impl.convert :as convert]
+            [toolnexus.impl.error :as error]
+            [toolnexus.impl.ffi :as ffi]
+            [toolnexus.impl.host :as host]
+            [toolnexus.impl.json :as json]
+            [toolnexus.tool :as tool]))
+
+;; ---------------------------------------------------------------------------------------------
+;; the suspension vocabulary
+
+(defn- engine-pending
+  "The engine's suspension ToolResult for a Request spec (an id is generated when absent)."
+  [spec]
+  (let [spec (into {} (remove (comp nil? val)) spec)]
+    (-> (ffi/call-string "tn_pending" (ffi/c-string (json/write-str spec)))
+        json/read-str
+        convert/wire->tool-result)))
+
+(defn pending-of
+  "The Request a ToolResult suspends on (its `[:metadata :pending]`), or nil when it is an
+  ordinary result."
+  [result]
+  (get-in result [:metadata :pending]))
+
+(defn make-request
+  "A Request `{:id :kind :prompt}` for a tool to suspend on. `opts` may carry `:id` (else the
+  engine makes a unique one), `:url`, `:data` (a map, e.g. `{:schema ...}`) and `:expiresAt`
+  (RFC 3339); absent ones are left out, never nil."
+  ([kind prompt] (make-request kind prompt {}))
+  ([kind prompt opts]
+   (pending-of (engine-pending (merge (select-keys opts [:id :url :data :expiresAt])
+                                      {:kind (str kind) :prompt (str prompt)})))))
+
+(defn new-request-id
+  "A fresh, unique Request id, as the engine makes them."
+  []
+  (:id (make-request "id" "id")))
+
+(defn suspend
+  "The ToolResult that suspends a tool on `request`: `{:output :isError true :metadata
+  {:pending request}}`. The output (what the transcript holds while the request is open) is
+  `output` when given, else the engine's: the prompt, plus the url on its own line."
+  ([request] (engine-pending request))
+  ([request output]
+   (assoc (suspend request) :output (str output))))
+
+(defn auth-required
+  "An `authorization` suspension: the user must log in at `url`. `prompt` defaults to
+  \"Login required: <url>\"; the output is \"Login required: <url>\"."
+  ([url] (auth-required url (str "Login required: " url)))
+  ([url prompt]
+   (suspend (make-request "authorization" prompt {:url url})
+            (str "Login required: " url))))
+
+(defn as-answer
+  "Any Answer a host holds, string or keyword keys (say, one that went through JSON), in its
+  normal keyword form `{:id :ok :data? :reason?}`. nil stays nil (no answer). A malformed
+  answer (no boolean `ok`, a non-map `data`, ...) throws ex-info of kind `:invalid_argument`
+  naming what is wrong."
+  [answer]
+  (when (some? answer)
+    (json/read-str (ffi/call-string "tn_answer_normalize" (ffi/c-string (json/write-str answer))))))
+
+(defn make-answer
+  "An Answer `{:id :ok :data? :reason?}`: `:data` only when given, `:reason` only when given
+  and `ok` is false (the loop branches on `:ok` alone)."
+  ([id ok] (make-answer id ok nil nil))
+  ([id ok data] (make-answer id ok data nil))
+  ([id ok data reason]
+   (as-answer (cond-> {:id id :ok (boolean ok)}
+                (some? data) (assoc :data data)
+                (and (not ok) (some? reason)) (assoc :reason reason)))))
+
+(defn answer-output
+  "The Answer that supplies a reply: `{:id id :ok true :data {:output output}}`."
+  [id output]
+  (json/read-str (ffi/call-string "tn_answer_output" (ffi/c-string id) (ffi/c-string (str output)))))
+
+(defn answer-declined
+  "The Answer that refuses a request. `(answer-declined id)` is `{:id id :ok false}`, with no
+  `:reason` key at all; `(answer-declined id reason)` carries the reason (a nil or empty one
+  is \"declined\"). The advisory vocabulary is \"declined\", \"cancelled\", \"expired\", but any
+  string is carried. The run goes on: the model sees `declined/expired: <prompt>`."
+  ([id] (as-answer {:id id :ok false}))
+  ([id reason]
+   (json/read-str (ffi/call-string "tn_answer_declined" (ffi/c-string id)
+                                   (ffi/c-string (some-> reason str))))))
+
+;; ---------------------------------------------------------------------------------------------
+;; the client
+
+(defn- check-options [opts]
+  (let [unknown (convert/unknown-options opts)
+        bad-hooks (remove host/hook-names (keys (:hooks opts)))]
+    (when (seq unknown)
+      (throw (ex-info (str "toolnexus: unsupported client option(s) " (vec unknown)
+                           "; see toolnexus.client/create-client")
+                      {:kind :invalid_argument :options (vec unknown)})))
+    (when (seq bad-hooks)
+      (throw (ex-info (str "toolnexus: unknown hook(s) " (vec bad-hooks)
+                           "; known: :before-llm :after-llm :before-tool :after-tool")
+                      {:kind :invalid_argument :hooks (vec bad-hooks)})))))
+
+(defn create-client
+  "A client for one provider endpoint. Options:
+
+    :base-url       required, e.g. \"https://api.openai.com/v1\", \"https://api.anthropic.com\"
+    :style          \"openai\" (the default) or \"anthropic\" (a keyword works too)
+    :model          required
+    :api-key        else OPENROUTER_API_KEY, the style's own variable, OPENAI_API_KEY,
+                    ANTHROPIC_API_KEY, read at run time; never logged
+    :headers        extra request headers {name value}; they win over the engine's own
+    :system-prompt  the system prompt
+    :max-turns      model round trips per run (default 10)
+    :retries        retries of a failed model call (default 2): 429/500/502/503/504/529
+                    and network errors, with exponential backoff; Retry-After honoured
+    :retry-base-ms  the backoff base (default 500)
+    :retryable-statuses  extra statuses to retry
+    :timeout-ms     deadline of a whole run
+    :max-tokens     anthropic max_tokens (default 4096)
+    :request-params extra top-level body keys
+    :wait-for       (fn [request] answer-or-nil): resolves a suspension inline; the tool
+                    then re-runs with the answer. Without it a suspension halts the run
+                    (status \"pending\") for `run-with-answer`.
+    :http-client    (fn [url headers body] {:status :headers :body}): sends the model
+                    requests instead of the engine's own HTTP client. `headers` is a map
+                    of lowercase names to values, `body` the JSON text; the reply's `:body`
+                    may be a string or data. A reply without `:status` (say `{:error
+                    :timeout}`) is a network failure, retried like one. With no key
+                    anywhere, `headers` has no auth header: the host authenticates.
+    :hooks          {:before-llm :after-llm :before-tool :after-tool}, each (fn [event]):
+                    :before-llm {:messages :tools :model :turn} -> nil or {:messages? :tools?
+                    :model?}; :after-llm {:response :model :turn} (observe only);
+                    :before-tool {:name :args :id :turn} -> nil, {:result} to skip the tool,
+                    or {:args} to rewrite them; :after-tool {:name :args :result :id :turn}
+                    -> nil or {:result} to replace it.
+    :on-error       (fn [{:status :error :attempt :retryable?}]) -> :retry or :fail, for a
+                    failed model call (still bounded by :retries).
+
+  An exception thrown by :wait-for, a hook, :http-client or :on-error ends the run: `run`
+  throws ex-info of kind `:host` with that exception as its cause. An unknown option throws.
+  The returned map holds the options and the engine's client; one client may run many times,
+  also concurrently."
+  [opts]
+  (check-options opts)
+  (let [opts (update opts :style #(or % "openai"))
+        engine-opts (convert/client-options opts)
+        entry (select-keys opts [:wait-for :http-client :hooks :on-error])
+        user-data (host/register! entry)
+        callbacks (host/callbacks-struct user-data entry)
+        p (try
+            (ffi/call-handle "tn_client_new" (ffi/c-string (json/write-str engine-opts)) callbacks)
+            (catch Exception e
+              (host/unregister! user-data)
+              (throw e)))]
+    (assoc opts ::native (ffi/handle "tn_client_free" p))))
+
+(defn- run-error
+  "The exception for a failed run: the engine's error, with the host's own exception as the
+  cause when one ended the run (the error's `host_ref` names it)."
+  [^String error-json status]
+  (error/from-json error-json status #(host/take-thrown (:host_ref %))))
+
+(defn- finish [[status text]]
+  (if (zero? status)
+    (convert/run-result (json/read-str text))
+    (throw (run-error text status))))
+
+(defn- native-client [client]
+  (or (::native client)
+      (throw (IllegalArgumentException. "toolnexus: not a client; make one with toolnexus.client/create-client"))))
+
+(defn run
+  "Runs the tool-calling loop for `prompt` and blocks until it ends. `ctx` is
+  `{:toolkit tk :history [messages...]}` (both optional; `:history` is a prior transcript in
+  the provider's message shape, e.g. the `:messages` of an earlier result).
+
+  Returns the RunResult `{:text :messages :tool-calls [{:name :args :output :isError
+  :metadata}] :tool-call-count :turns :usage {:prompt-tokens :completion-tokens
+  :total-tokens} :model :status}` where `:status` is \"done\", \"incomplete\" (with `:limit`,
+  e.g. \"maxTurns\") or \"pending\" (with `:pending`, the Request the run halted on; resume
+  with `run-with-answer`). Throws ex-info (see the namespace doc) when the run fails."
+  ([client prompt] (run client prompt {}))
+  ([client prompt ctx]
+   (let [unknown (remove #{:toolkit :history} (keys ctx))]
+     (when (seq unknown)
+       (throw (ex-info (str "toolnexus: unsupported run option(s) " (vec unknown) "; known: :toolkit :history")
+                       {:kind :invalid_argument :options (vec unknown)}))))
+   (let [c (native-client client)
+         tk (tool/native (:toolkit ctx))
+         input (cond-> {:prompt prompt}
+                 (some? (:history ctx)) (assoc :history (:history ctx)))
+         outcome (ffi/call-result "tn_client_run" (ffi/ptr c) (ffi/ptr tk)
+                                  (ffi/c-string (json/write-str input)) nil)]
+     (ffi/keep-alive c)
+     (ffi/keep-alive tk)
+     (finish outcome))))
+
+(defn run-with-answer
+  "Resumes a run that halted with status \"pending\": `history` is its `:messages`, `pending`
+  its `:pending` Request, `answer` the Answer (its `:id` must echo the Request's, else ex-info
+  of kind `:answer_mismatch`). The suspended tool re-runs with the answer (or, when
+  declined, the model is told so), with no new user turn; the run goes on from there and
+  returns a RunResult like `run`. `toolkit` is the halted run's toolkit (may be nil)."
+  [client toolkit history pending answer]
+  (let [c (native-client client)
+        tk (tool/native toolkit)
+        outcome (ffi/call-result "tn_client_run_with_answer" (ffi/ptr c) (ffi/ptr tk)
+                                 (ffi/c-string (json/write-str (or history [])))
+                                 (ffi/c-string (json/write-str pending))
+                                 (ffi/c-string (json/write-str answer))
+                                 nil)]
+    (ffi/keep-alive c)
+    (ffi/keep-alive tk)
+    (finish outcome)))

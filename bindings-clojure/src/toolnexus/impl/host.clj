@@ -1,0 +1,284 @@
+(ns ^:no-doc toolnexus.impl.host
+  "The host side of libtoolnexus' callbacks: Clojure tools, :wait-for, :http-client, :hooks
+  and :on-error behind the C function pointers of include/toolnexus.h.
+
+  Lifetimes: the callback objects are created once (defonce) and never collected, so the
+  library can never call a freed trampoline. What differs per client or toolkit travels as
+  `user_data`: a number keyed into `registry`, removed by the library's own finalizer
+  (`free_user_data`) once nothing uses it any more.
+
+  Threads: a callback runs on a library thread and must return promptly, so it only decodes
+  its string argument and hands the Clojure function to `executor` (daemon threads, so a
+  finished script exits); the answer goes back through tn_complete from there."
+  (:require [toolnexus.impl.convert :as convert]
+            [toolnexus.impl.ffi :as ffi]
+            [toolnexus.impl.json :as json])
+  (:import (com.sun.jna CallbackReference CallbackThreadInitializer Memory Native Pointer)
+           (java.util.concurrent ConcurrentHashMap ExecutorService Executors ThreadFactory)
+           (java.util.concurrent.atomic AtomicLong)))
+
+(gen-interface
+ :name toolnexus.impl.host.HostCallback
+ :extends [com.sun.jna.Callback]
+ :methods [[invoke [com.sun.jna.Pointer com.sun.jna.Pointer long] void]])
+
+(gen-interface
+ :name toolnexus.impl.host.HookCallback
+ :extends [com.sun.jna.Callback]
+ :methods [[invoke [com.sun.jna.Pointer com.sun.jna.Pointer com.sun.jna.Pointer long] void]])
+
+(gen-interface
+ :name toolnexus.impl.host.FreeCallback
+ :extends [com.sun.jna.Callback]
+ :methods [[invoke [com.sun.jna.Pointer] void]])
+
+(import '(toolnexus.impl.host HostCallback HookCallback FreeCallback))
+
+;; ---------------------------------------------------------------------------------------------
+;; user_data registry and the host thread pool
+
+(defonce ^:private ^ConcurrentHashMap registry (ConcurrentHashMap.))
+(defonce ^:private ^AtomicLong ids (AtomicLong.))
+
+(defn register!
+  "Keeps `entry` (the host functions of one client or toolkit) until the library's finalizer
+  releases it; returns the `user_data` pointer naming it."
+  ^Pointer [entry]
+  (let [id (.incrementAndGet ids)]
+    (.put registry id entry)
+    (Pointer. id)))
+
+(defn unregister!
+  "Drops an entry (idempotent; the library's finalizer normally does it)."
+  [^Pointer user-data]
+  (.remove registry (Pointer/nativeValue user-data)))
+
+(defn- entry-of [^Pointer user-data]
+  (when user-data (.get registry (Pointer/nativeValue user-data))))
+
+(defonce ^:private ^ExecutorService executor
+  (let [n (AtomicLong.)]
+    (Executors/newCachedThreadPool
+     (reify ThreadFactory
+       (newThread [_ r]
+         (doto (Thread. ^Runnable r (str "toolnexus-host-" (.incrementAndGet n)))
+           (.setDaemon true)))))))
+
+;; ---------------------------------------------------------------------------------------------
+;; host exceptions that end a run
+
+;; An exception from :wait-for, a hook, :http-client or :on-error ends the run. It waits here
+;; under a number that travels with the failure (tn_complete_host_error) into the run's error
+;; JSON as "host_ref", and `run` takes it back to rethrow it as the cause.
+(defonce ^:private ^ConcurrentHashMap thrown (ConcurrentHashMap.))
+
+(defn message
+  "An exception's message as a tool error or log line shows it."
+  ^String [^Throwable e]
+  (or (ex-message e) (str e)))
+
+(defn- ending-failure
+  "The completion `[status message host-ref]` for a host exception that ends the run."
+  [^Throwable e]
+  (let [id (.incrementAndGet ids)]
+    (.put thrown id e)
+    [ffi/err-host (message e) id]))
+
+(defn take-thrown
+  "The host exception kept under `host-ref` (removing it), or nil."
+  [host-ref]
+  (when (integer? host-ref)
+    (.remove thrown (long host-ref))))
+
+;; ---------------------------------------------------------------------------------------------
+;; the handlers: Clojure data in, [status payload] out, run on the executor
+
+(defn- call-tool
+  "Runs Clojure tool `t` for the engine's call `{:name :args :call_id :answer? :timeout_ms?}`:
+  `(execute args)` on a first run, `(execute args ctx)` on a re-run with an answer. Returns
+  `[status payload]`: a thrown exception becomes an error status with its message, which the
+  engine feeds back to the model as an error result."
+  [t call]
+  (try
+    (let [f (:execute t)
+          {:keys [args answer call_id timeout_ms]} call
+          r (if (some? answer)
+              (f args (cond-> {:answer answer :call-id call_id}
+                        timeout_ms (assoc :timeout-ms timeout_ms)))
+              (f args))]
+      (if (map? r)
+        [ffi/ok (json/write-str (convert/tool-result->wire r))]
+        [ffi/err-host (str "tool " (:name call) " returned " (if (nil? r) "nil" (.getName (class r)))
+                           ", not a ToolResult (use toolnexus.tool/success or failure)")]))
+    (catch Throwable e
+      [ffi/err-host (message e)])))
+
+(defn- on-tool [entry ^String call-json]
+  (let [call (json/read-str call-json)]
+    (if-let [t (get (:by-name entry) (:name call))]
+      (call-tool t call)
+      [ffi/err-host (str "unknown tool: " (:name call))])))
+
+(defn- on-wait-for [entry ^String request-json]
+  (try
+    (let [answer ((:wait-for entry) (json/read-str request-json))]
+      [ffi/ok (if (nil? answer) "null" (json/write-str answer))])
+    (catch Throwable e (ending-failure e))))
+
+(defn- header-map [m]
+  (into {} (map (fn [[k v]] [(if (keyword? k) (name k) (str k)) (str v)])) m))
+
+(defn- on-transport [entry ^String request-json]
+  (try
+    (let [req (json/read-str-raw request-json)
+          res ((:http-client entry) (get req "url") (get req "headers") (get req "body"))]
+      (cond
+        (not (map? res))
+        (ending-failure (ex-info (str ":http-client returned " (if (nil? res) "nil" (.getName (class res)))
+                                      ", not {:status :headers :body}")
+                                 {:kind :host}))
+
+        ;; No HTTP answer (a connection error, a timeout): the engine retries it.
+        (nil? (:status res))
+        [ffi/err-network (str (or (:error res) "the :http-client got no HTTP answer"))]
+
+        :else
+        (let [body (:body res)]
+          [ffi/ok (json/write-str {:status (:status res)
+                                   :headers (header-map (:headers res))
+                                   :body (cond (nil? body) ""
+                                               (string? body) body
+                                               :else (json/write-str body))})])))
+    (catch Throwable e (ending-failure e))))
+
+(def hook-names
+  "Clojure hook key -> [engine hook name, TN_HOOK_* bit]."
+  {:before-llm ["before_llm" 1]
+   :after-llm ["after_llm" 2]
+   :before-tool ["before_tool" 4]
+   :after-tool ["after_tool" 8]})
+
+(def ^:private hook-keys
+  (into {} (map (fn [[k [n _]]] [n k])) hook-names))
+
+(defn hook-mask
+  "The TN_HOOK_* bits for a `:hooks` map."
+  [hooks]
+  (reduce (fn [m [k f]] (if (and f (hook-names k)) (bit-or m (second (hook-names k))) m)) 0 hooks))
+
+(defn- hook-answer [k r]
+  (when (map? r)
+    (case k
+      :before-llm (not-empty (select-keys r [:messages :tools :model]))
+      :after-llm nil
+      :before-tool (not-empty (cond-> {}
+                                (some? (:result r)) (assoc :result (convert/tool-result->wire (:result r)))
+                                (some? (:args r)) (assoc :args (:args r))))
+      :after-tool (when (some? (:result r))
+                    {:result (convert/tool-result->wire (:result r))}))))
+
+(defn- on-hook [entry ^String hook ^String event-json]
+  (try
+    (let [k (hook-keys hook)
+          f (get-in entry [:hooks k])
+          event (cond-> (json/read-str event-json)
+                  (= k :after-tool) (update :result convert/wire->tool-result))
+          answer (when f (hook-answer k (f event)))]
+      [ffi/ok (if answer (json/write-str answer) "null")])
+    (catch Throwable e (ending-failure e))))
+
+(defn- on-error [entry ^String info-json]
+  (try
+    (let [info (json/read-str info-json)
+          verdict ((:on-error entry) (-> info
+                                         (dissoc :retryable)
+                                         (assoc :retryable? (boolean (:retryable info)))))]
+      [ffi/ok (if (contains? #{:retry "retry"} verdict) "\"retry\"" "\"fail\"")])
+    (catch Throwable e (ending-failure e))))
+
+;; ---------------------------------------------------------------------------------------------
+;; the callbacks
+
+(defn- complete!
+  "Completes `token` with a handler's `[status payload]`, or `[status message host-ref]` for a
+  host exception; one the run no longer awaits is dropped."
+  [token [status payload host-ref]]
+  (if host-ref
+    (when-not (ffi/complete-host-error! token payload host-ref)
+      (take-thrown host-ref))
+    (ffi/complete! token status payload)))
+
+(defn- dispatch
+  "Runs `(handler entry)` on the executor and completes `token` with its `[status payload]`."
+  [^Pointer user-data ^long token handler]
+  (let [entry (entry-of user-data)]
+    (if (nil? entry)
+      (complete! token [ffi/err-internal "toolnexus: a callback arrived for a released client or toolkit"])
+      (.execute executor
+                ^Runnable (fn []
+                            (complete! token (try (handler entry)
+                                                  (catch Throwable e [ffi/err-internal (message e)]))))))))
+
+(defn- guarded
+  "Never lets an exception reach JNA's callback dispatch (it would be printed and dropped,
+  leaving the engine waiting on the token forever)."
+  [^long token f]
+  (try (f)
+       (catch Throwable e
+         (try (complete! token [ffi/err-internal (message e)]) (catch Throwable _ nil)))))
+
+(defmacro ^:private host-callback [handler]
+  `(reify HostCallback
+     (invoke [_ user-data# arg# token#]
+       (let [token# (long token#)]
+         (guarded token#
+                  (fn []
+                    (let [s# (ffi/read-string-at arg#)]
+                      (dispatch user-data# token# (fn [e#] (~handler e# s#))))))))))
+
+(defonce tool-callback (host-callback on-tool))
+(defonce wait-for-callback (host-callback on-wait-for))
+(defonce transport-callback (host-callback on-transport))
+(defonce on-error-callback (host-callback on-error))
+
+(defonce hook-callback
+  (reify HookCallback
+    (invoke [_ user-data hook event token]
+      (let [token (long token)]
+        (guarded token
+                 (fn []
+                   (let [h (ffi/read-string-at hook)
+                         ev (ffi/read-string-at event)]
+                     (dispatch user-data token (fn [e] (on-hook e h ev))))))))))
+
+(defonce free-callback
+  (reify FreeCallback
+    (invoke [_ user-data]
+      (try (unregister! user-data) (catch Throwable _ nil)))))
+
+;; The library's threads stay attached to the JVM between callbacks (attaching costs more than
+;; the call), as daemon threads, so they never hold a finished program open.
+(defonce ^:private thread-setup
+  (let [init (CallbackThreadInitializer. true false "toolnexus-callback")]
+    (doseq [cb [tool-callback wait-for-callback transport-callback on-error-callback hook-callback]]
+      (Native/setCallbackThreadInitializer cb init))
+    true))
+
+(defn callbacks-struct
+  "A `tn_callbacks` for a client entry, laid out as the header declares it: six pointers and a
+  uint32 (`hook_mask`, padded to a pointer) in this order: user_data, free_user_data,
+  wait_for, transport, hook, hook_mask, on_error."
+  ^Memory [^Pointer user-data entry]
+  (let [p Native/POINTER_SIZE
+        m (doto (Memory. (* 7 p)) (.clear))
+        fp (fn [cb] (CallbackReference/getFunctionPointer cb))
+        mask (hook-mask (:hooks entry))]
+    (.setPointer m 0 user-data)
+    (.setPointer m p (fp free-callback))
+    (when (:wait-for entry) (.setPointer m (* 2 p) (fp wait-for-callback)))
+    (when (:http-client entry) (.setPointer m (* 3 p) (fp transport-callback)))
+    (when (pos? mask)
+      (.setPointer m (* 4 p) (fp hook-callback))
+      (.setInt m (* 5 p) (int mask)))
+    (when (:on-error entry) (.setPointer m (* 6 p) (fp on-error-callback)))
+    m))

@@ -1,0 +1,116 @@
+(ns toolnexus.tool
+  "Tools and toolkits, as in the Clojure port: a tool is a plain map
+  `{:name :description :input-schema :source :execute}` whose `:execute` returns a ToolResult
+  `{:output :isError :metadata?}`; a toolkit is the set of tools one run may call.
+
+  A toolkit also holds its libtoolnexus handle (under `:toolnexus.tool/native`), made when the
+  toolkit is built and released when the map is no longer reachable: build toolkits with
+  `toolkit`, not by hand."
+  (:require [toolnexus.impl.convert :as convert]
+            [toolnexus.impl.ffi :as ffi]
+            [toolnexus.impl.host :as host]
+            [toolnexus.impl.json :as json]))
+
+(defn sanitize
+  "A tool name as the engine declares it to the model: every character outside
+  `[a-zA-Z0-9_-]` becomes `_`. Asked of the engine itself, so the two can never disagree."
+  [s]
+  (ffi/call-string "tn_sanitize" (ffi/c-string (str s))))
+
+(defn tool
+  "A Tool from `{:name :description :input-schema :source :execute}`.
+
+  `:execute` is called `(execute args)` on a first run and `(execute args ctx)` when the
+  engine re-runs the tool with the answer to its own suspension, `ctx` being
+  `{:answer :call-id :timeout-ms?}` (`:call-id` is the provider's tool-call id, the same on
+  every run of one call). It returns a ToolResult (`success`, `failure`, or a suspension from
+  `toolnexus.client/suspend`); an exception it throws becomes an error result carrying the
+  exception's message, and the run goes on.
+
+  Defaults: `:description` \"\", `:input-schema` `{:type \"object\"}`, `:source` \"custom\".
+  `:relay true` declares a relay tool instead: the model may call it, nothing runs here, and
+  the calls reach the host as a `tool_call` Request (no `:execute`)."
+  [{:keys [name description input-schema source execute relay]}]
+  (when (nil? name)
+    (throw (IllegalArgumentException. "toolnexus.tool/tool needs a :name")))
+  (when-not (or relay (ifn? execute))
+    (throw (IllegalArgumentException. (str "toolnexus.tool/tool " name " needs an :execute function"))))
+  (cond-> {:name (str name)
+           :description (or description "")
+           :input-schema (or input-schema {:type "object"})
+           :source (if source (clojure.core/name source) "custom")}
+    relay (assoc :relay true)
+    (not relay) (assoc :execute execute)))
+
+(defn success
+  "A successful ToolResult: `{:output (str output) :isError false}`, plus `:metadata` when
+  given."
+  ([output] (success output nil))
+  ([output metadata]
+   (cond-> {:output (str output) :isError false}
+     metadata (assoc :metadata metadata))))
+
+(defn failure
+  "A failed ToolResult: `{:output (str output) :isError true}`, plus `:metadata` when given.
+  The model sees it and may try again; it does not end the run."
+  ([output] (failure output nil))
+  ([output metadata]
+   (cond-> {:output (str output) :isError true}
+     metadata (assoc :metadata metadata))))
+
+(defn- declaration [t]
+  (cond-> {:name (:name t)
+           :description (:description t)
+           :input_schema (:input-schema t)}
+    (:relay t) (assoc :relay true)
+    (not (:relay t)) (assoc :source (:source t))))
+
+(defn- native-toolkit
+  "The libtoolnexus toolkit for `tools` (already deduplicated), as a managed handle."
+  [tools by-name]
+  (let [user-data (host/register! {:by-name by-name})
+        p (try
+            (ffi/call-handle "tn_toolkit_new" (ffi/c-string (json/write-str (mapv declaration tools)))
+                             host/tool-callback user-data host/free-callback)
+            (catch Exception e
+              (host/unregister! user-data)
+              (throw e)))]
+    (ffi/handle "tn_toolkit_free" p)))
+
+(defn toolkit
+  "A toolkit: `{:tools {name -> Tool} :sources sources}` plus its engine handle. Tools are
+  declared to the model in the order given; when two tools have the same (sanitized) name the
+  later one wins, in the earlier one's place."
+  ([tools] (toolkit tools {}))
+  ([tools sources]
+   (let [named (map (fn [t] [(sanitize (:name t)) t]) tools)
+         by-name (into {} named)
+         kept (mapv by-name (distinct (map first named)))]
+     {:tools (into {} (map (juxt :name identity)) kept)
+      :sources sources
+      ::native (native-toolkit kept by-name)})))
+
+(defn ^:no-doc native
+  "The engine handle of a toolkit (one is made for a hand-built `{:tools ...}` map)."
+  [tk]
+  (when tk
+    (or (::native tk)
+        (::native (toolkit (vals (:tools tk)) (:sources tk))))))
+
+(defn execute
+  "Runs the toolkit's tool `name` with `args` and returns its ToolResult, as the engine runs
+  it in a run. An unknown name, or an exception from the tool, is an error result, never a
+  throw. With `ctx` carrying `:answer` (any Answer form, see `toolnexus.client/as-answer`) the
+  tool re-runs as after its own suspension: `(execute args ctx)` with `{:answer :call-id
+  :timeout-ms?}` (`:call-id` from `ctx`, else \"\"; `:timeout-ms` from `ctx` when given). A
+  malformed answer throws ex-info of kind `:invalid_argument`."
+  ([tk name args] (execute tk name args nil))
+  ([tk name args ctx]
+   (let [h (native tk)
+         call (cond-> {:name (str name) :args (or args {})}
+                (some? (:answer ctx)) (assoc :answer (:answer ctx))
+                (some? (:call-id ctx)) (assoc :call_id (str (:call-id ctx)))
+                (some? (:timeout-ms ctx)) (assoc :timeout_ms (long (:timeout-ms ctx))))
+         out (ffi/call-string "tn_toolkit_execute_call" (ffi/ptr h) (ffi/c-string (json/write-str call)))]
+     (ffi/keep-alive h)
+     (convert/wire->tool-result (json/read-str out)))))

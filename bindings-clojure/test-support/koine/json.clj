@@ -1,0 +1,15 @@
+(ns koine.json
+  "Test-only stand-in for the `koine.json` namespace the seed examples require (another
+  library's JSON namespace; they use only `write-str`). Not part of the toolnexus library:
+  run-example and test.sh put test-support/ on the classpath."
+  (:require [clojure.data.json :as json]))
+
+(defn write-str
+  "Clojure data as JSON text, keyword keys and values written under their name."
+  [x]
+  (json/write-str x :escape-slash false))
+
+(defn read-str
+  "JSON text as Clojure data with keyword keys."
+  [s]
+  (json/read-str s :key-fn keyword))

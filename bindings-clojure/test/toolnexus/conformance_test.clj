@@ -1,0 +1,159 @@
+(ns toolnexus.conformance-test
+  "Every scenario in tests/conformance/ replayed through the Clojure API: the scenario's tools
+  are Clojure functions, its resolver a Clojure :wait-for, and the model a Clojure
+  :http-client serving the scripted replies and recording what the engine sent. Checked as
+  tests/conformance/README.md says: the requests (path, pinned headers, exact body), the
+  canonical RunResult or the error, the tool call counts, the resolver's Requests, and that
+  every scripted reply was used."
+  (:require [clojure.java.io :as io]
+            [clojure.string :as str]
+            [clojure.test :refer [deftest is testing]]
+            [toolnexus.client :as client]
+            [toolnexus.impl.convert :as convert]
+            [toolnexus.impl.json :as json]
+            [toolnexus.tool :as tool])
+  (:import (java.net URI)))
+
+(defn scenario-dir
+  "tests/conformance: the `toolnexus.conformance.dir` property, else TOOLNEXUS_CONFORMANCE_DIR,
+  else found from the working directory."
+  ^java.io.File []
+  (io/file (or (not-empty (System/getProperty "toolnexus.conformance.dir"))
+               (not-empty (System/getenv "TOOLNEXUS_CONFORMANCE_DIR"))
+               (let [here (io/file "tests/conformance")]
+                 (if (.isDirectory here) (str here) "../tests/conformance")))))
+
+(defn scenario-files []
+  (->> (.listFiles (scenario-dir))
+       (filter #(str/ends-with? (.getName ^java.io.File %) ".json"))
+       (sort-by #(.getName ^java.io.File %))))
+
+;; ---------------------------------------------------------------------------------------------
+;; the scenario's tools, resolver and model
+
+(defn- pop-first! [a]
+  (let [[old _] (swap-vals! a #(vec (rest %)))]
+    (first old)))
+
+(defn- behave
+  "One run of a scenario tool: count it, wait its delay, act out its behaviour."
+  [state tool-name b answer]
+  (swap! (:calls state) update (keyword tool-name) (fnil inc 0))
+  (when-let [d (:delay_ms b)] (Thread/sleep (long d)))
+  (case (:type b)
+    "text" (tool/success (:output b))
+    "error_result" (tool/failure (:output b))
+    "fail" (throw (ex-info (:message b) {:scenario-tool tool-name}))
+    "suspend" (if (or (nil? answer) (:always b))
+                (client/suspend (:request b))
+                (let [out (get-in answer [:data :output])]
+                  (tool/success (str/replace (:on_answer b) "{output}" (if (string? out) out "")))))))
+
+(defn- scenario-tool [state spec]
+  (let [b (:behavior spec)
+        base {:name (:name spec) :description (:description spec) :input-schema (:input_schema spec)}]
+    (if (= "relay" (:type b))
+      (tool/tool (assoc base :relay true))
+      (tool/tool (assoc base :execute (fn
+                                        ([_args] (behave state (:name spec) b nil))
+                                        ([_args ctx] (behave state (:name spec) b (:answer ctx)))))))))
+
+(def ^:private pinned-headers
+  {"openai" ["authorization" "content-type"]
+   "anthropic" ["x-api-key" "anthropic-version" "content-type"]})
+
+(defn- mock-model
+  "The :http-client: records each request and serves the step's next scripted reply."
+  [state style]
+  (fn [url headers body]
+    (swap! (:requests state) conj
+           {:path (or (not-empty (.getPath (URI. url))) "/")
+            :headers (into {} (for [h (pinned-headers style)
+                                    :let [v (get headers h)]
+                                    :when v]
+                                [(keyword h) v]))
+            :body (json/read-str body)})
+    (if-let [reply (pop-first! (:replies state))]
+      {:status (or (:status reply) 200)
+       :headers (or (:headers reply) {})
+       :body (json/write-str (:body reply))}
+      {:status 599 :headers {} :body "{\"error\":{\"message\":\"no reply left\"}}"})))
+
+(defn- resolver
+  "The :wait-for: records each Request and answers the scenario's next answer, its id copied
+  from the Request (nil = no answer)."
+  [state]
+  (fn [request]
+    (swap! (:wait-requests state) conj request)
+    (when-let [a (pop-first! (:answers state))]
+      (assoc a :id (:id request)))))
+
+(defn- make-client [sc state]
+  (let [c (:client sc)
+        style (:style sc)]
+    (client/create-client
+     {:base-url (if (= "openai" style) "http://mock.invalid/v1" "http://mock.invalid")
+      :style style
+      :model (:model c)
+      :api-key (or (:api_key c) "test-key")
+      :system-prompt (:system_prompt c)
+      :max-turns (:max_turns c)
+      :retries (:retries c)
+      :timeout-ms (:timeout_ms c)
+      :retry-base-ms (or (:retry_base_ms c) 1)
+      :http-client (mock-model state style)
+      :wait-for (when (vector? (:wait_for sc)) (resolver state))})))
+
+;; ---------------------------------------------------------------------------------------------
+;; the replay
+
+(def ^:private no-pending
+  "What a resume step is given when the step before it did not halt."
+  {:id "" :kind "" :prompt ""})
+
+(defn- error-of [e]
+  (let [d (ex-data e)]
+    (cond-> {:kind (name (:kind d))}
+      (contains? d :status) (assoc :status (:status d)))))
+
+(defn replay
+  "Replays one scenario file, making clojure.test assertions."
+  [^java.io.File f]
+  (let [sc (json/read-str (slurp f))
+        state {:calls (atom {}) :requests (atom []) :wait-requests (atom [])
+               :replies (atom []) :answers (atom (vec (:wait_for sc)))}
+        tk (when (vector? (:tools sc)) (tool/toolkit (mapv #(scenario-tool state %) (:tools sc))))
+        c (make-client sc state)]
+    (loop [steps (:steps sc) i 0 previous nil]
+      (when-let [step (first steps)]
+        (reset! (:calls state) {})
+        (reset! (:requests state) [])
+        (reset! (:wait-requests state) [])
+        (reset! (:replies state) (vec (:replies step)))
+        (let [where (str (:name sc) " step " i)
+              expect (:expect step)
+              outcome (try
+                        {:result (if-let [r (:run step)]
+                                   (client/run c (:prompt r) (cond-> {:toolkit tk}
+                                                               (contains? r :history) (assoc :history (:history r))))
+                                   (client/run-with-answer c tk (:messages previous)
+                                                           (or (:pending previous) no-pending)
+                                                           (get-in step [:resume :answer])))}
+                        (catch clojure.lang.ExceptionInfo e {:error e}))]
+          (testing where
+            (is (= (:requests expect) @(:requests state)) (str where ": requests"))
+            (if (contains? expect :error)
+              (is (= (:error expect) (some-> (:error outcome) error-of)) (str where ": error"))
+              (is (= (:result expect) (some-> (:result outcome) convert/canonical-run-result))
+                  (str where ": result" (when-let [e (:error outcome)] (str " (threw " (ex-message e) ")")))))
+            (is (= (or (:calls expect) {}) @(:calls state)) (str where ": calls"))
+            (when (vector? (:wait_for sc))
+              (is (= (:wait_for_requests expect) @(:wait-requests state)) (str where ": wait_for_requests")))
+            (is (empty? @(:replies state)) (str where ": every scripted reply was requested")))
+          (recur (rest steps) (inc i) (:result outcome)))))))
+
+(deftest every-conformance-scenario
+  (let [files (scenario-files)]
+    (is (<= 28 (count files)) (str "expected the 28 scenarios in " (scenario-dir)))
+    (doseq [f files]
+      (replay f))))
