@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds libtoolnexus and puts its static archive where cgo links it (bindings-go/lib), so that
+# `go build` gives a self-contained binary. The one step before using this module.
+#
+#   bindings-go/build-lib.sh [release|debug]     (default: release)
+#
+# Honours CARGO_TARGET_DIR (default: <repo>/target). Works from any directory.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$here")"
+profile="${1:-release}"
+case "$profile" in
+  release) flags=(--release) ;;
+  debug) flags=() ;;
+  *) echo "usage: $0 [release|debug]" >&2; exit 2 ;;
+esac
+target="${CARGO_TARGET_DIR:-$repo/target}"
+(cd "$repo" && CARGO_TARGET_DIR="$target" cargo build -p toolnexus-ffi --locked ${flags[@]+"${flags[@]}"})
+mkdir -p "$here/lib"
+cp "$target/$profile/libtoolnexus.a" "$here/lib/libtoolnexus.a.tmp"
+mv "$here/lib/libtoolnexus.a.tmp" "$here/lib/libtoolnexus.a"
+echo "bindings-go/lib/libtoolnexus.a: libtoolnexus ($profile) from $target/$profile"

@@ -1,0 +1,88 @@
+package toolnexus
+
+// The exported Go functions the C trampolines in bridge.c call. Each runs on a library
+// thread, so it copies its strings, starts a goroutine for the host's code and returns at
+// once: a Go callable may block (a human approving, a slow tool) without holding the
+// engine's thread. The goroutine answers with tn_complete.
+
+// #include "bridge.h"
+import "C"
+
+import "runtime/cgo"
+
+// dispatch resolves the scope and runs work on its own goroutine, completing the token with
+// its outcome; a released scope is answered at once.
+func dispatch(h C.uintptr_t, token C.uint64_t, work func(*runScope) outcome) {
+	tok := uint64(token)
+	sc, ok := scopeOf(uintptr(h))
+	if !ok {
+		complete(tok, statusHost, "toolnexus: a callback arrived for a run that has ended")
+		return
+	}
+	go func() {
+		out := work(sc)
+		if out.hostErr != nil {
+			completeHostError(tok, out.payload, sc.hostRef(out.hostErr))
+			return
+		}
+		complete(tok, out.status, out.payload)
+	}()
+}
+
+//export goTool
+func goTool(h C.uintptr_t, callJSON *C.char, token C.uint64_t) {
+	call := C.GoString(callJSON)
+	dispatch(h, token, func(sc *runScope) outcome { return sc.toolOutcome(call) })
+}
+
+//export goWaitFor
+func goWaitFor(h C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
+	req := C.GoString(requestJSON)
+	dispatch(h, token, func(sc *runScope) outcome { return sc.waitForOutcome(req) })
+}
+
+//export goTransport
+func goTransport(h C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
+	req := C.GoString(requestJSON)
+	dispatch(h, token, func(sc *runScope) outcome { return sc.transportOutcome(req) })
+}
+
+//export goHook
+func goHook(h C.uintptr_t, hook *C.char, eventJSON *C.char, token C.uint64_t) {
+	name, ev := C.GoString(hook), C.GoString(eventJSON)
+	dispatch(h, token, func(sc *runScope) outcome { return sc.hookOutcome(name, ev) })
+}
+
+//export goOnError
+func goOnError(h C.uintptr_t, infoJSON *C.char, token C.uint64_t) {
+	info := C.GoString(infoJSON)
+	dispatch(h, token, func(sc *runScope) outcome { return sc.onErrorOutcome(info) })
+}
+
+//export goRunDone
+func goRunDone(h C.uintptr_t, status C.int32_t, json *C.char) {
+	out := runOutcome{status: int(status), json: C.GoString(json)}
+	handle := cgo.Handle(uintptr(h))
+	if ch, ok := handleValue(handle).(chan runOutcome); ok {
+		ch <- out // buffered: never blocks the library's thread
+		handle.Delete()
+	}
+}
+
+//export goRelease
+func goRelease(h C.uintptr_t) {
+	handle := cgo.Handle(uintptr(h))
+	if handleValue(handle) != nil {
+		handle.Delete()
+	}
+}
+
+// handleValue is the handle's value, or nil for a handle that is not live.
+func handleValue(h cgo.Handle) (v any) {
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return h.Value()
+}

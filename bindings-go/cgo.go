@@ -1,0 +1,93 @@
+package toolnexus
+
+// The link to libtoolnexus: cgo flags, the ABI check, and the string edges every call uses.
+//
+// The archive is linked statically from ./lib (filled by build-lib.sh), so `go build` gives a
+// self-contained binary; the header is the repository's own include/toolnexus.h.
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include
+#cgo LDFLAGS: -L${SRCDIR}/lib -ltoolnexus -lpthread -ldl -lm -lrt
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// abiErr is set at load time when the linked library speaks another ABI than the header this
+// package was compiled against; every entry point that reaches the engine returns it.
+var abiErr = checkABI(uint32(C.tn_abi_version()), uint32(C.TN_ABI_VERSION))
+
+// checkABI compares the loaded library's ABI version with the header's.
+func checkABI(loaded, header uint32) error {
+	if loaded == header {
+		return nil
+	}
+	return &Error{
+		Kind: KindConfig,
+		Code: codeOfKind(KindConfig),
+		Message: fmt.Sprintf("toolnexus: the linked libtoolnexus implements ABI %d but this binding was built "+
+			"for ABI %d: rebuild libtoolnexus (bindings-go/build-lib.sh), then rebuild this program", loaded, header),
+	}
+}
+
+// EngineVersion is the version of the linked libtoolnexus.
+func EngineVersion() string {
+	return C.GoString(C.tn_version())
+}
+
+// cstring copies s into C memory; the caller frees it with freeC. Every string this package
+// hands over is JSON from encoding/json or plain text, so it is valid UTF-8 and NUL-free
+// where it matters (JSON escapes NUL).
+func cstring(s string) *C.char { return C.CString(s) }
+
+// freeC releases a string made by cstring.
+func freeC(p *C.char) { C.free(unsafe.Pointer(p)) }
+
+// takeString copies a string the library handed out and releases it.
+func takeString(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	s := C.GoString(p)
+	C.tn_string_free(p)
+	return s
+}
+
+// check turns a status and its error JSON into nil or an *Error.
+func check(status C.int32_t, errJSON *C.char) error {
+	text := takeString(errJSON)
+	if status == C.TN_OK {
+		return nil
+	}
+	return decodeEngineError(int(status), text)
+}
+
+// complete answers a library callback. A refused completion means the run stopped waiting
+// (cancelled or finished), so there is nobody left to tell.
+func complete(token uint64, status int, payload string) {
+	p := cstring(payload)
+	defer freeC(p)
+	var errJSON *C.char
+	C.tn_complete(C.uint64_t(token), C.int32_t(status), p, &errJSON)
+	takeString(errJSON)
+}
+
+// completeHostError ends a callback with a host failure the engine refers back to by ref.
+func completeHostError(token uint64, message string, ref uint64) {
+	m := cstring(message)
+	defer freeC(m)
+	var errJSON *C.char
+	C.tn_complete_host_error(C.uint64_t(token), m, C.uint64_t(ref), &errJSON)
+	takeString(errJSON)
+}
+
+// Status codes used by the binding's own callbacks.
+const (
+	statusOK      = int(C.TN_OK)
+	statusNetwork = int(C.TN_ERR_NETWORK)
+	statusHost    = int(C.TN_ERR_HOST)
+)

@@ -1,0 +1,222 @@
+package toolnexus
+
+// #include "bridge.h"
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// ClientStyle selects the provider's wire format.
+type ClientStyle string
+
+// The styles the engine speaks.
+const (
+	StyleOpenAI    ClientStyle = "openai"    // POST {BaseURL}/chat/completions
+	StyleAnthropic ClientStyle = "anthropic" // POST {BaseURL}/v1/messages ({BaseURL}/messages when it ends in /v1)
+)
+
+// ClientOptions configures CreateClient. Zero values mean the defaults. The fields at the end
+// are not supported by the engine's C ABI yet: set, they are rejected, never ignored.
+type ClientOptions struct {
+	// BaseURL is the provider's API root, e.g. https://api.openai.com/v1.
+	BaseURL string
+	// Style is the wire format; empty means StyleOpenAI.
+	Style ClientStyle
+	// Model is the model name.
+	Model string
+	// APIKey; empty reads OPENROUTER_API_KEY, the style's own variable, OPENAI_API_KEY,
+	// ANTHROPIC_API_KEY at run time (with HTTPClient set and no key anywhere, no auth header is
+	// sent: the client may authenticate on its own). Never logged or put in an error.
+	APIKey string
+	// Headers are extra request headers.
+	Headers map[string]string
+	// SystemPrompt opens a fresh conversation.
+	SystemPrompt string
+	// MaxTurns caps the model round trips of a run; 0 means 10.
+	MaxTurns int
+	// Hooks are lifecycle callbacks around the loop (see Hooks).
+	Hooks *Hooks
+	// Retries on 429/500/502/503/504/529 and network errors; 0 means 2.
+	Retries int
+	// RetryBaseMs is the backoff base (exponential, with jitter); 0 means 500.
+	RetryBaseMs int
+	// RetryableStatuses adds statuses to the retryable set (it can only widen it).
+	RetryableStatuses []int
+	// TimeoutMs bounds the whole run (its in-flight request included); 0 means none.
+	TimeoutMs int
+	// WaitFor resolves suspensions inline: an Ok Answer re-runs the tool once with it; a
+	// refusal (or the zero Answer, "no answer") becomes the error result
+	// "declined/expired: <prompt>". Nil makes a suspension halt the run (Status "pending").
+	// It runs on its own goroutine and may block. An Answer with an empty ID answers the
+	// Request it was given. An error ends the run.
+	WaitFor func(Request) (Answer, error)
+	// RequestParams are extra top-level keys merged into every request body (they win on
+	// collision; "messages", "tools" and "stream" are refused).
+	RequestParams map[string]any
+	// HTTPClient, when set, sends the engine's model requests (bound to the run's context);
+	// nil uses the engine's own HTTP/1.1 client.
+	HTTPClient *http.Client
+	// OnError decides, per failed model call, to retry (within Retries) or fail.
+	OnError func(ErrorInfo) Tier
+
+	// BodyTransform is not supported by the C ABI yet: set, it is rejected.
+	BodyTransform func(body map[string]any) map[string]any
+	// MaxPartBytes (content parts) is not supported yet: non-zero, it is rejected.
+	MaxPartBytes int
+	// OnUnsupportedPart (content parts) is not supported yet: set, it is rejected.
+	OnUnsupportedPart string
+}
+
+// Client runs the loop against a model. It holds no engine resources between runs and may run
+// many times, concurrently.
+type Client struct {
+	opts     ClientOptions
+	options  string // the engine's options_json
+	wired    C.uint32_t
+	hookMask C.uint32_t
+	err      error // why the options cannot run
+}
+
+// engineOptions is tn_client_new's options_json.
+type engineOptions struct {
+	BaseURL           string            `json:"base_url"`
+	Style             ClientStyle       `json:"style"`
+	Model             string            `json:"model"`
+	APIKey            string            `json:"api_key,omitempty"`
+	Headers           map[string]string `json:"headers,omitempty"`
+	SystemPrompt      string            `json:"system_prompt,omitempty"`
+	MaxTurns          int               `json:"max_turns,omitempty"`
+	Retries           int               `json:"retries,omitempty"`
+	RetryBaseMs       int               `json:"retry_base_ms,omitempty"`
+	RetryableStatuses []int             `json:"retryable_statuses,omitempty"`
+	TimeoutMs         int               `json:"timeout_ms,omitempty"`
+	RequestParams     map[string]any    `json:"request_params,omitempty"`
+}
+
+// unsupportedClientOption names the first option set that the C ABI cannot carry yet.
+func unsupportedClientOption(o ClientOptions) string {
+	switch {
+	case o.BodyTransform != nil:
+		return "BodyTransform"
+	case o.MaxPartBytes != 0:
+		return "MaxPartBytes (content parts)"
+	case o.OnUnsupportedPart != "":
+		return "OnUnsupportedPart (content parts)"
+	}
+	return ""
+}
+
+// CreateClient builds a Client. Options the engine refuses (or that are not supported) are
+// reported by every run; NewClient reports them at once.
+func CreateClient(opts ClientOptions) *Client {
+	c := &Client{opts: opts}
+	c.err = c.prepare()
+	return c
+}
+
+// NewClient is CreateClient that returns the options' error right away.
+func NewClient(opts ClientOptions) (*Client, error) {
+	c := CreateClient(opts)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c, nil
+}
+
+// prepare encodes the options and lets the engine check them once.
+func (c *Client) prepare() error {
+	if abiErr != nil {
+		return abiErr
+	}
+	o := c.opts
+	if name := unsupportedClientOption(o); name != "" {
+		return bindingError(KindInvalidArgument, "client option %s is not supported by this binding yet", name)
+	}
+	style := o.Style
+	if style == "" {
+		style = StyleOpenAI
+	}
+	raw, err := json.Marshal(engineOptions{
+		BaseURL: o.BaseURL, Style: style, Model: o.Model, APIKey: o.APIKey, Headers: o.Headers,
+		SystemPrompt: o.SystemPrompt, MaxTurns: o.MaxTurns, Retries: o.Retries, RetryBaseMs: o.RetryBaseMs,
+		RetryableStatuses: o.RetryableStatuses, TimeoutMs: o.TimeoutMs, RequestParams: o.RequestParams,
+	})
+	if err != nil {
+		return bindingError(KindInvalidArgument, "cannot encode the client options: %v", err)
+	}
+	c.options = string(raw)
+	if o.WaitFor != nil {
+		c.wired |= C.TN_GO_WAIT_FOR
+	}
+	if o.HTTPClient != nil {
+		c.wired |= C.TN_GO_TRANSPORT
+	}
+	if o.OnError != nil {
+		c.wired |= C.TN_GO_ON_ERROR
+	}
+	c.hookMask = hookMask(o.Hooks)
+	h, err := c.newHandle(0)
+	if err != nil {
+		return err
+	}
+	C.tn_client_free(h)
+	return nil
+}
+
+// hookMask is the TN_HOOK_* bits of the hooks that are set.
+func hookMask(h *Hooks) C.uint32_t {
+	if h == nil {
+		return 0
+	}
+	var m C.uint32_t
+	if h.BeforeLLM != nil {
+		m |= C.TN_HOOK_BEFORE_LLM
+	}
+	if h.AfterLLM != nil {
+		m |= C.TN_HOOK_AFTER_LLM
+	}
+	if h.BeforeTool != nil {
+		m |= C.TN_HOOK_BEFORE_TOOL
+	}
+	if h.AfterTool != nil {
+		m |= C.TN_HOOK_AFTER_TOOL
+	}
+	return m
+}
+
+// newHandle makes an engine client whose callbacks reach the scope behind handle (0: a client
+// that is only checked, never run). On failure the engine has released the handle.
+func (c *Client) newHandle(handle uintptr) (*C.tn_client, error) {
+	opts := cstring(c.options)
+	defer freeC(opts)
+	var out *C.tn_client
+	var errJSON *C.char
+	status := C.tn_go_client_new(opts, C.uintptr_t(handle), c.wired, c.hookMask, &out, &errJSON)
+	if err := check(status, errJSON); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Run runs the loop for prompt with the tools of tk (nil: no tools). ctx cancellation aborts
+// the run, its in-flight request included.
+func (c *Client) Run(ctx context.Context, prompt string, tk *Toolkit) (RunResult, error) {
+	return c.RunWithHistory(ctx, prompt, tk, nil)
+}
+
+// RunWithHistory continues a prior transcript (RunResult.Messages, as stored) with prompt as
+// the next user turn.
+func (c *Client) RunWithHistory(ctx context.Context, prompt string, tk *Toolkit, history []any) (RunResult, error) {
+	return c.run(ctx, tk, wireRunInput{Prompt: &prompt, History: history})
+}
+
+// RunWithAnswer resumes a run that halted with Status "pending": history is its Messages,
+// pending its Pending, answer the resolution (its ID must echo pending.ID, else a
+// KindAnswerMismatch error and nothing is sent). The suspended tool re-runs with the answer
+// (relay calls take their results from it) and the loop goes on with no new user turn.
+func (c *Client) RunWithAnswer(ctx context.Context, tk *Toolkit, history []any, pending Request, answer Answer) (RunResult, error) {
+	return c.run(ctx, tk, wireRunInput{History: history, Pending: &pending, Answer: &answer})
+}

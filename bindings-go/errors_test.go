@@ -1,0 +1,152 @@
+package toolnexus_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	tn "github.com/toolnexus/toolnexus/bindings-go"
+)
+
+func TestHTTPErrorExposesStatusBodyAndRetryAfter(t *testing.T) {
+	mock := newMock(t)
+	mock.script(statusReply(400, nil, `{"error":{"message":"bad model","org_id":"org-123"}}`))
+	_, err := openaiClient(t, mock, nil).Run(testCtx(t), "hi", nil)
+	var te *tn.Error
+	var pe *tn.ProviderError
+	if !errors.As(err, &te) || te.Kind != tn.KindHTTP || !errors.As(err, &pe) {
+		t.Fatalf("want an http error, got %v", err)
+	}
+	if pe.Status != 400 || !strings.Contains(pe.Body, "bad model") || strings.Contains(pe.Body, "org-123") {
+		t.Fatalf("ProviderError: %+v", pe)
+	}
+	if !strings.HasPrefix(err.Error(), "LLM 400: ") || pe.Error() != err.Error() {
+		t.Fatalf("message %q / %q", err.Error(), pe.Error())
+	}
+	if len(mock.seen()) != 1 {
+		t.Fatalf("a 400 is not retried; %d requests were sent", len(mock.seen()))
+	}
+
+	mock.script(statusReply(429, map[string]string{"Retry-After": "0"}, `{"error":"slow down"}`),
+		statusReply(429, map[string]string{"Retry-After": "0"}, `{"error":"slow down"}`))
+	_, err = openaiClient(t, mock, func(o *tn.ClientOptions) { o.Retries = 1 }).Run(testCtx(t), "hi", nil)
+	if !errors.As(err, &pe) || pe.Status != 429 || pe.RetryAfter != "0" {
+		t.Fatalf("want a 429 with Retry-After 0, got %v (%+v)", err, pe)
+	}
+
+	mock.script(statusReply(401, nil, `{"error":"bad key test-key"}`))
+	_, err = openaiClient(t, mock, nil).Run(testCtx(t), "hi", nil)
+	if !errors.As(err, &pe) || pe.Status != 401 || pe.Body != "" || strings.Contains(err.Error(), "test-key") {
+		t.Fatalf("a 401 body must be dropped: %v (%+v)", err, pe)
+	}
+}
+
+func TestUnsupportedClientOptionsAreRejected(t *testing.T) {
+	for name, edit := range map[string]func(*tn.ClientOptions){
+		"BodyTransform":     func(o *tn.ClientOptions) { o.BodyTransform = func(b map[string]any) map[string]any { return b } },
+		"MaxPartBytes":      func(o *tn.ClientOptions) { o.MaxPartBytes = 10 },
+		"OnUnsupportedPart": func(o *tn.ClientOptions) { o.OnUnsupportedPart = "text" },
+	} {
+		opts := tn.ClientOptions{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k"}
+		edit(&opts)
+		_, err := tn.NewClient(opts)
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "not supported") {
+			t.Errorf("%s: want a clear rejection, got %v", name, err)
+		}
+		// CreateClient keeps the Go port's signature: the error comes with the first run.
+		_, runErr := tn.CreateClient(opts).Run(context.Background(), "hi", nil)
+		if runErr == nil || runErr.Error() != err.Error() {
+			t.Errorf("%s: Run returned %v", name, runErr)
+		}
+	}
+}
+
+func TestOptionsTheEngineRefusesAreErrors(t *testing.T) {
+	for _, opts := range []tn.ClientOptions{
+		{BaseURL: "not a url", Model: "m", APIKey: "k"},
+		{BaseURL: "http://127.0.0.1:1/v1", Model: "", APIKey: "k"},
+		{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Style: "gemini", APIKey: "k"},
+		{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k", RequestParams: map[string]any{"messages": []any{}}},
+		{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k", MaxTurns: -1},
+	} {
+		_, err := tn.NewClient(opts)
+		var te *tn.Error
+		if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument {
+			t.Errorf("%+v: want invalid_argument, got %v", opts, err)
+		}
+	}
+}
+
+func TestMissingAPIKeyIsAConfigError(t *testing.T) {
+	for _, v := range []string{"OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
+		t.Setenv(v, "")
+	}
+	mock := newMock(t)
+	_, err := openaiClient(t, mock, func(o *tn.ClientOptions) { o.APIKey = "" }).Run(testCtx(t), "hi", nil)
+	var te *tn.Error
+	if !errors.As(err, &te) || te.Kind != tn.KindConfig {
+		t.Fatalf("want a config error, got %v", err)
+	}
+	// A host transport may authenticate on its own: no key, no auth header.
+	mock.script(textReply("hi"))
+	_, err = openaiClient(t, mock, func(o *tn.ClientOptions) {
+		o.APIKey = ""
+		o.HTTPClient = &http.Client{}
+	}).Run(testCtx(t), "hi", nil)
+	if err != nil || mock.seen()[0].Headers["authorization"] != "" {
+		t.Fatalf("got %v, headers %v", err, mock.seen()[0].Headers)
+	}
+}
+
+func TestUnsupportedToolkitOptionsAreRejected(t *testing.T) {
+	for name, opts := range map[string]tn.Options{
+		"McpConfig":        {McpConfig: map[string]any{}},
+		"SkillsDir":        {SkillsDir: []string{"skills"}},
+		"SkillsFilter":     {SkillsFilter: map[string]bool{}},
+		"SkillSampleLimit": {SkillSampleLimit: 3},
+		"DisableTools":     {DisableTools: []string{"bash"}},
+		"DisableSkills":    {DisableSkills: []string{"x"}},
+		"WaitFor":          {WaitFor: func(tn.Request) (tn.Answer, error) { return tn.Answer{}, nil }},
+		"Builtins":         {Builtins: true},
+		"Builtins ":        {Builtins: map[string]any{"bash": true}},
+	} {
+		_, err := tn.CreateToolkit(context.Background(), opts)
+		if err == nil || !strings.Contains(err.Error(), strings.TrimSpace(name)) || !strings.Contains(err.Error(), "not supported") {
+			t.Errorf("%s: want a clear rejection, got %v", name, err)
+		}
+	}
+	for _, off := range []any{nil, false} {
+		if _, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: off}); err != nil {
+			t.Errorf("Builtins %v: %v", off, err)
+		}
+	}
+}
+
+func TestBadToolsAreRefused(t *testing.T) {
+	for name, tool := range map[string]tn.Tool{
+		"no Execute":           {Name: "x", Description: "x"},
+		"relay named bash":     tn.RelayTool("bash", "shadow", nil),
+		"empty name":           text("", "x"),
+		"unknown source":       {Name: "x", Source: "elsewhere", Execute: text("x", "x").Execute},
+		"schema not encodable": {Name: "x", InputSchema: tn.JSONSchema{"f": func() {}}, Execute: text("x", "x").Execute},
+	} {
+		_, err := tn.CreateToolkit(context.Background(), tn.Options{ExtraTools: []tn.Tool{tool}})
+		var te *tn.Error
+		if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument {
+			t.Errorf("%s: want invalid_argument, got %v", name, err)
+		}
+	}
+}
+
+func TestAClosedToolkitCannotRun(t *testing.T) {
+	tk := toolkit(t, text("a", "a"))
+	tk.Close()
+	tk.Close()
+	mock := newMock(t)
+	_, err := openaiClient(t, mock, nil).Run(testCtx(t), "hi", tk)
+	if err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("got %v", err)
+	}
+}

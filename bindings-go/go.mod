@@ -1,0 +1,3 @@
+module github.com/toolnexus/toolnexus/bindings-go
+
+go 1.22

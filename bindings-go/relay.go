@@ -1,0 +1,94 @@
+package toolnexus
+
+import "errors"
+
+// Relay tools: declared to the model, executed by the host. A relay call suspends the run
+// with one Request of kind RelayKind per assistant turn, carrying every relay call of that
+// turn under Data["calls"]; the host answers with RelayAnswer (or the single-call shorthand
+// Data {"output", "isError"}). The engine does the routing; these are the host's helpers.
+
+// RelayKind is the Request.Kind of a relayed tool call.
+const RelayKind = "tool_call"
+
+// RelayCall is one relayed call, as it appears in Request.Data["calls"].
+type RelayCall struct {
+	// ID is the provider's tool-call id: the key the result must carry.
+	ID string `json:"id"`
+	// Name is the tool the model called.
+	Name string `json:"name"`
+	// Input is the parsed arguments.
+	Input map[string]any `json:"input"`
+	// Arguments is the raw arguments JSON, so an OpenAI-shaped caller can echo it.
+	Arguments string `json:"arguments"`
+}
+
+// RelayResult is one result the host executed, keyed to its relayed call's id.
+type RelayResult struct {
+	ID      string `json:"id"`      // the relayed call's id (RelayCall.ID)
+	Output  string `json:"output"`  // what the model reads
+	IsError bool   `json:"isError"` // whether the host's tool failed
+}
+
+// errRelayExecuted is what a relay tool's Execute reports when called directly.
+var errRelayExecuted = errors.New("toolnexus: a relay tool is executed by the host; the engine routes its calls")
+
+// RelayTool returns a declaration-only tool (Source SourceRelay): when the model calls it the
+// run suspends with a RelayKind Request and the host supplies the result. A nil schema is an
+// object with no properties. Its Execute only reports that it does not run here.
+func RelayTool(name, description string, schema JSONSchema) Tool {
+	if schema == nil {
+		schema = JSONSchema{"type": "object", "properties": map[string]any{}}
+	}
+	return Tool{
+		Name:        name,
+		Description: description,
+		InputSchema: schema,
+		Source:      SourceRelay,
+		Execute: func(map[string]any, *ToolContext) (ToolResult, error) {
+			return ToolResult{}, errRelayExecuted
+		},
+	}
+}
+
+// RelayAnswer is the Answer for a relay Request: Ok, with Data {"results": [...]} holding one
+// result per relayed call.
+func RelayAnswer(requestID string, results []RelayResult) Answer {
+	arr := make([]any, len(results))
+	for i, r := range results {
+		arr[i] = map[string]any{"id": r.ID, "output": r.Output, "isError": r.IsError}
+	}
+	return Answer{ID: requestID, Ok: true, Data: map[string]any{"results": arr}}
+}
+
+// IsRelayRequest reports whether req is a relayed tool call.
+func IsRelayRequest(req *Request) bool {
+	return req != nil && req.Kind == RelayKind
+}
+
+// RelayCallsOf returns the relayed calls of req in call order, or nil when req is not a
+// relay Request. Data["calls"] may hold RelayCall values or their JSON object form.
+func RelayCallsOf(req *Request) []RelayCall {
+	if !IsRelayRequest(req) {
+		return nil
+	}
+	switch calls := req.Data["calls"].(type) {
+	case []RelayCall:
+		return append([]RelayCall(nil), calls...)
+	case []any:
+		out := make([]RelayCall, 0, len(calls))
+		for _, c := range calls {
+			m, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			id, _ := m["id"].(string)
+			name, _ := m["name"].(string)
+			input, _ := m["input"].(map[string]any)
+			args, _ := m["arguments"].(string)
+			out = append(out, RelayCall{ID: id, Name: name, Input: input, Arguments: args})
+		}
+		return out
+	default:
+		return nil
+	}
+}
