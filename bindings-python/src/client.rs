@@ -84,7 +84,8 @@ impl PyClient {
         opts.body_transform = body_transform.map(|func| Arc::new(PyBodyTransform { func }) as _);
         opts.transport = transport.map(|transport| Arc::new(PyTransport { transport }) as _);
         if let Some((before_llm, after_llm, before_tool, after_tool)) = hooks {
-            opts.hooks = Some(Arc::new(PyHooks { before_llm, after_llm, before_tool, after_tool }));
+            opts.hooks =
+                Some(Arc::new(engine::JsonHooksAdapter(PyHooks { before_llm, after_llm, before_tool, after_tool })));
         }
         let client = error::map(py, Client::new(opts))?;
         Ok(PyClient { inner: Arc::new(client) })

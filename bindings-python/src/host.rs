@@ -4,9 +4,8 @@
 
 use bytes::Bytes;
 use engine::{
-    AfterLlmEvent, AfterToolEvent, Answer, BeforeLlmEvent, BeforeToolEvent, BodyTransform, Error, ErrorInfo, ErrorKind,
-    HookFuture, HookSet, Hooks, HttpRequest, HttpResponse, LlmOverride, OnError, Request, Tier, ToolContext,
-    ToolHandler, ToolOverride, ToolResult, Transport, WaitFor,
+    Answer, BodyTransform, Error, ErrorInfo, ErrorKind, HookFuture, HookName, HookSet, HttpRequest, HttpResponse,
+    JsonHooks, OnError, Request, Tier, ToolContext, ToolHandler, ToolResult, Transport, WaitFor,
 };
 use futures_util::future::BoxFuture;
 use pyo3::prelude::*;
@@ -192,25 +191,7 @@ pub struct PyHooks {
     pub after_tool: Option<Py<PyAny>>,
 }
 
-fn hook(slot: &Option<Py<PyAny>>) -> Option<Py<PyAny>> {
-    slot.as_ref().map(|f| Python::attach(|py| f.clone_ref(py)))
-}
-
-async fn fire(name: &'static str, func: Option<Py<PyAny>>, event: Value) -> Result<Value, Error> {
-    let Some(func) = func else { return Ok(Value::Null) };
-    bridge_call(name, move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, &event)?])).await
-}
-
-fn tool_result(v: &Value) -> Result<Option<ToolResult>, Error> {
-    match v.get("result") {
-        None | Some(Value::Null) => Ok(None),
-        Some(r) => {
-            serde_json::from_value(r.clone()).map(Some).map_err(|e| invalid("a hook returned an invalid result", e))
-        }
-    }
-}
-
-impl Hooks for PyHooks {
+impl JsonHooks for PyHooks {
     fn enabled(&self) -> HookSet {
         HookSet {
             before_llm: self.before_llm.is_some(),
@@ -220,44 +201,17 @@ impl Hooks for PyHooks {
         }
     }
 
-    fn before_llm(&self, ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
-        let event = serde_json::json!({"messages": ev.messages, "tools": ev.tools, "model": ev.model, "turn": ev.turn});
-        let fut = fire("before_llm", hook(&self.before_llm), event);
+    fn call(&self, hook: HookName, event: Value) -> HookFuture<Value> {
+        let slot = match hook {
+            HookName::BeforeLlm => &self.before_llm,
+            HookName::AfterLlm => &self.after_llm,
+            HookName::BeforeTool => &self.before_tool,
+            HookName::AfterTool => &self.after_tool,
+        };
+        let func = slot.as_ref().map(|f| Python::attach(|py| f.clone_ref(py)));
         Box::pin(async move {
-            let v = fut.await?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            let list = |k: &str| v.get(k).and_then(Value::as_array).cloned();
-            let model = v.get("model").and_then(Value::as_str).map(str::to_string);
-            Ok(Some(LlmOverride { messages: list("messages"), tools: list("tools"), model }))
+            let Some(func) = func else { return Ok(Value::Null) };
+            bridge_call(hook.as_str(), move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, &event)?])).await
         })
-    }
-
-    fn after_llm(&self, ev: AfterLlmEvent) -> HookFuture<()> {
-        let event = serde_json::json!({"response": ev.response, "model": ev.model, "turn": ev.turn});
-        let fut = fire("after_llm", hook(&self.after_llm), event);
-        Box::pin(async move { fut.await.map(|_| ()) })
-    }
-
-    fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
-        let event = serde_json::json!({"name": ev.name, "args": ev.args, "id": ev.id, "turn": ev.turn});
-        let fut = fire("before_tool", hook(&self.before_tool), event);
-        Box::pin(async move {
-            let v = fut.await?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            let args = v.get("args").filter(|a| !a.is_null()).cloned();
-            Ok(Some(ToolOverride { result: tool_result(&v)?, args }))
-        })
-    }
-
-    fn after_tool(&self, ev: AfterToolEvent) -> HookFuture<Option<ToolResult>> {
-        let result = serde_json::to_value(&ev.result).unwrap_or(Value::Null);
-        let event =
-            serde_json::json!({"name": ev.name, "args": ev.args, "result": result, "id": ev.id, "turn": ev.turn});
-        let fut = fire("after_tool", hook(&self.after_tool), event);
-        Box::pin(async move { tool_result(&fut.await?) })
     }
 }

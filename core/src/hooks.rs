@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use futures_util::future::BoxFuture;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::error::Result;
 use crate::types::{Answer, Request, ToolResult};
@@ -135,6 +135,105 @@ pub trait Hooks: Send + Sync {
     /// After each tool ran (never on a suspension); may replace the result.
     fn after_tool(&self, _ev: AfterToolEvent) -> HookFuture<Option<ToolResult>> {
         none()
+    }
+}
+
+/// Which hook a [`JsonHooks`] call is for, and the JSON it exchanges:
+/// - `before_llm`: `{messages, tools, model, turn}` → `null` or `{messages?, tools?, model?}`;
+/// - `after_llm`: `{response, model, turn}` → anything (ignored);
+/// - `before_tool`: `{name, args, id, turn}` → `null`, `{result}` (skip the tool; a suspension
+///   included) or `{args}` (rewrite them);
+/// - `after_tool`: `{name, args, result, id, turn}` → `null` or `{result}` (replace it).
+///
+/// Results are ToolResult JSON: `{output, is_error, metadata?}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookName {
+    /// Before each model call.
+    BeforeLlm,
+    /// After each model call.
+    AfterLlm,
+    /// Before each tool runs.
+    BeforeTool,
+    /// After each tool ran.
+    AfterTool,
+}
+
+impl HookName {
+    /// The snake_case name (`before_llm`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookName::BeforeLlm => "before_llm",
+            HookName::AfterLlm => "after_llm",
+            HookName::BeforeTool => "before_tool",
+            HookName::AfterTool => "after_tool",
+        }
+    }
+}
+
+/// Hooks that speak JSON: what a binding implements around its host's callables. Wrap it in
+/// [`JsonHooksAdapter`] to get [`Hooks`]; the event shapes and the override rules live there,
+/// once, for every binding.
+pub trait JsonHooks: Send + Sync {
+    /// Which hooks the host has.
+    fn enabled(&self) -> HookSet;
+    /// Calls the host's `hook` with `event`; `null` means "no change".
+    fn call(&self, hook: HookName, event: Value) -> HookFuture<Value>;
+}
+
+/// [`Hooks`] over a [`JsonHooks`] host.
+pub struct JsonHooksAdapter<T>(pub T);
+
+fn result_field(v: &Value) -> Result<Option<ToolResult>> {
+    match v.get("result") {
+        None | Some(Value::Null) => Ok(None),
+        Some(r) => serde_json::from_value(r.clone())
+            .map(Some)
+            .map_err(|e| crate::Error::invalid(format!("a hook returned an invalid result: {e}"))),
+    }
+}
+
+impl<T: JsonHooks> Hooks for JsonHooksAdapter<T> {
+    fn enabled(&self) -> HookSet {
+        self.0.enabled()
+    }
+
+    fn before_llm(&self, ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
+        let event = json!({"messages": ev.messages, "tools": ev.tools, "model": ev.model, "turn": ev.turn});
+        let fut = self.0.call(HookName::BeforeLlm, event);
+        Box::pin(async move {
+            let v = fut.await?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            let list = |k: &str| v.get(k).and_then(Value::as_array).cloned();
+            let model = v.get("model").and_then(Value::as_str).map(str::to_string);
+            Ok(Some(LlmOverride { messages: list("messages"), tools: list("tools"), model }))
+        })
+    }
+
+    fn after_llm(&self, ev: AfterLlmEvent) -> HookFuture<()> {
+        let fut = self.0.call(HookName::AfterLlm, json!({"response": ev.response, "model": ev.model, "turn": ev.turn}));
+        Box::pin(async move { fut.await.map(|_| ()) })
+    }
+
+    fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
+        let event = json!({"name": ev.name, "args": ev.args, "id": ev.id, "turn": ev.turn});
+        let fut = self.0.call(HookName::BeforeTool, event);
+        Box::pin(async move {
+            let v = fut.await?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            let args = v.get("args").filter(|a| !a.is_null()).cloned();
+            Ok(Some(ToolOverride { result: result_field(&v)?, args }))
+        })
+    }
+
+    fn after_tool(&self, ev: AfterToolEvent) -> HookFuture<Option<ToolResult>> {
+        let result = serde_json::to_value(&ev.result).unwrap_or(Value::Null);
+        let event = json!({"name": ev.name, "args": ev.args, "result": result, "id": ev.id, "turn": ev.turn});
+        let fut = self.0.call(HookName::AfterTool, event);
+        Box::pin(async move { result_field(&fut.await?) })
     }
 }
 

@@ -43,8 +43,8 @@ pub use answer::{
 pub use client::{Client, ClientOptions, RunInput, Style, DEFAULT_RETRYABLE_STATUSES, MAX_ERROR_BODY, REDACTED};
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{
-    AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, BodyTransform, ErrorInfo, HookFuture, HookSet,
-    Hooks, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
+    AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, BodyTransform, ErrorInfo, HookFuture, HookName,
+    HookSet, Hooks, JsonHooks, JsonHooksAdapter, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};

@@ -388,3 +388,40 @@ async fn body_transform_rewrites_the_body_last() {
     assert_eq!(body["seen_temperature"], 0.1);
     assert!(body.get("temperature").is_none());
 }
+
+/// Hooks speaking JSON, as every binding's are.
+struct JsonHost;
+
+impl toolnexus::JsonHooks for JsonHost {
+    fn enabled(&self) -> toolnexus::HookSet {
+        toolnexus::HookSet::ALL
+    }
+
+    fn call(&self, hook: toolnexus::HookName, event: Value) -> HookFuture<Value> {
+        let out = match hook {
+            toolnexus::HookName::BeforeLlm if event["turn"] == 0 => json!({"model": "json-model"}),
+            toolnexus::HookName::BeforeTool => json!({"args": {"x": event["name"]}}),
+            toolnexus::HookName::AfterTool => {
+                json!({"result": {"output": format!("{}+", event["result"]["output"].as_str().unwrap()), "is_error": false}})
+            }
+            _ => Value::Null,
+        };
+        Box::pin(async move { Ok(out) })
+    }
+}
+
+#[tokio::test]
+async fn json_hooks_follow_the_documented_shapes() {
+    let (mut o, t) = scripted_client(
+        Style::OpenAi,
+        vec![ScriptedReply::openai_calls(&[("c1", "echo", "{}")]), ScriptedReply::openai_text("done")],
+    );
+    o.hooks = Some(Arc::new(toolnexus::JsonHooksAdapter(JsonHost)));
+    let tk = Toolkit::new(vec![Tool::from_sync("echo", "", json!({}), |args, _| {
+        Ok(ToolResult::ok(args["x"].as_str().unwrap_or("?")))
+    })])
+    .unwrap();
+    let r = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap();
+    assert_eq!(t.requests()[0].body["model"], "json-model");
+    assert_eq!(r.tool_calls[0].output, "echo+");
+}

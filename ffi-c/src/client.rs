@@ -141,7 +141,7 @@ fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
         opts.transport = Some(Arc::new(CTransport { data: data.clone(), f }));
     }
     if let (Some(f), true) = (cb.hook, cb.hook_mask != 0) {
-        opts.hooks = Some(Arc::new(CHooks { data: data.clone(), f, mask: cb.hook_mask }));
+        opts.hooks = Some(Arc::new(engine::JsonHooksAdapter(CHooks { data: data.clone(), f, mask: cb.hook_mask })));
     }
     if let Some(f) = cb.on_error {
         opts.on_error = Some(Arc::new(COnError { data: data.clone(), f }));

@@ -9,9 +9,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use engine::{
-    AfterLlmEvent, AfterToolEvent, Answer, BeforeLlmEvent, BeforeToolEvent, Error, ErrorInfo, ErrorKind, HookFuture,
-    HookSet, Hooks, HttpRequest, HttpResponse, LlmOverride, OnError, Request, Tier, ToolContext, ToolHandler,
-    ToolOverride, ToolResult, Transport, WaitFor,
+    Answer, Error, ErrorInfo, ErrorKind, HookFuture, HookName, HookSet, HttpRequest, HttpResponse, JsonHooks, OnError,
+    Request, Tier, ToolContext, ToolHandler, ToolResult, Transport, WaitFor,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
@@ -222,32 +221,7 @@ pub(crate) struct CHooks {
     pub mask: u32,
 }
 
-impl CHooks {
-    fn fire(&self, hook: &'static str, event: Value) -> BoxFuture<'static, Result<Value>> {
-        let (data, f) = (self.data.clone(), self.f);
-        Box::pin(async move {
-            let (name, ev) = (c_arg(hook.into()), c_arg(event.to_string()));
-            // SAFETY: the host's hook callback with its own user_data; both strings outlive the call.
-            let c = host_call(|token| unsafe { f(data.user_data, name.as_ptr(), ev.as_ptr(), token) }).await;
-            payload_json(c, hook)
-        })
-    }
-}
-
-fn opt_vec(v: &Value, key: &str) -> Option<Vec<Value>> {
-    v.get(key).and_then(Value::as_array).cloned()
-}
-
-fn opt_result(v: &Value) -> Result<Option<ToolResult>> {
-    match v.get("result") {
-        None | Some(Value::Null) => Ok(None),
-        Some(r) => serde_json::from_value(r.clone())
-            .map(Some)
-            .map_err(|e| Error::host(format!("a hook returned an invalid result: {e}").into())),
-    }
-}
-
-impl Hooks for CHooks {
+impl JsonHooks for CHooks {
     fn enabled(&self) -> HookSet {
         HookSet {
             before_llm: self.mask & TN_HOOK_BEFORE_LLM != 0,
@@ -257,45 +231,14 @@ impl Hooks for CHooks {
         }
     }
 
-    fn before_llm(&self, ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
-        let fut = self.fire(
-            "before_llm",
-            json!({"messages": ev.messages, "tools": ev.tools, "model": ev.model, "turn": ev.turn}),
-        );
+    fn call(&self, hook: HookName, event: Value) -> HookFuture<Value> {
+        let (data, f) = (self.data.clone(), self.f);
         Box::pin(async move {
-            let v = fut.await?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            let model = v.get("model").and_then(Value::as_str).map(str::to_string);
-            Ok(Some(LlmOverride { messages: opt_vec(&v, "messages"), tools: opt_vec(&v, "tools"), model }))
+            let (name, ev) = (c_arg(hook.as_str().into()), c_arg(event.to_string()));
+            // SAFETY: the host's hook callback with its own user_data; both strings outlive the call.
+            let c = host_call(|token| unsafe { f(data.user_data, name.as_ptr(), ev.as_ptr(), token) }).await;
+            payload_json(c, hook.as_str())
         })
-    }
-
-    fn after_llm(&self, ev: AfterLlmEvent) -> HookFuture<()> {
-        let fut = self.fire("after_llm", json!({"response": ev.response, "model": ev.model, "turn": ev.turn}));
-        Box::pin(async move { fut.await.map(|_| ()) })
-    }
-
-    fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
-        let fut = self.fire("before_tool", json!({"name": ev.name, "args": ev.args, "id": ev.id, "turn": ev.turn}));
-        Box::pin(async move {
-            let v = fut.await?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            let args = v.get("args").filter(|a| !a.is_null()).cloned();
-            Ok(Some(ToolOverride { result: opt_result(&v)?, args }))
-        })
-    }
-
-    fn after_tool(&self, ev: AfterToolEvent) -> HookFuture<Option<ToolResult>> {
-        let result = serde_json::to_value(&ev.result).unwrap_or(Value::Null);
-        let fut = self.fire(
-            "after_tool",
-            json!({"name": ev.name, "args": ev.args, "result": result, "id": ev.id, "turn": ev.turn}),
-        );
-        Box::pin(async move { opt_result(&fut.await?) })
     }
 }
 
