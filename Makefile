@@ -31,7 +31,7 @@ VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test fmt-check clippy rust-tests spec-check bench header header-check c-lib c-tests c-install python-tests go-tests clojure-tests
+.PHONY: help demo test fmt-check clippy rust-tests spec-check bench header header-check c-lib c-tests c-install python-tests node-tests go-tests clojure-tests
 
 help:
 	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
@@ -39,7 +39,7 @@ help:
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
 
-test: fmt-check clippy rust-tests header-check c-tests python-tests go-tests clojure-tests spec-check
+test: fmt-check clippy rust-tests header-check c-tests python-tests node-tests go-tests clojure-tests spec-check
 	@echo "make test: all checks passed"
 
 fmt-check:
@@ -56,6 +56,9 @@ spec-check:
 
 python-tests:
 	bindings-python/test.sh
+
+node-tests:
+	bindings-node/test.sh
 
 go-tests:
 	bindings-go/test.sh

@@ -1,0 +1,30 @@
+'use strict'
+// CommonJS entry: the addon (built from source by `npm run build`) plus the error classes.
+const native = require('./toolnexus.node')
+const errors = require('./errors.js')
+
+native.__registerErrorClasses(errors)
+
+// `register(...tools)` as in the JS port: the addon takes one array; chainable.
+const registerArray = native.Toolkit.prototype.register
+native.Toolkit.prototype.register = function register(...tools) {
+  registerArray.call(this, tools.flat())
+  return this
+}
+
+module.exports = {
+  createClient: native.createClient,
+  createToolkit: native.createToolkit,
+  defineTool: native.defineTool,
+  relayTool: native.relayTool,
+  pending: native.pending,
+  authRequired: native.authRequired,
+  pendingOf: native.pendingOf,
+  answerOutput: native.answerOutput,
+  answerDeclined: native.answerDeclined,
+  version: native.version,
+  Client: native.Client,
+  Toolkit: native.Toolkit,
+  Tool: native.Tool,
+  ...errors,
+}

@@ -1,0 +1,191 @@
+//! `createClient` and the `Client` class: `run` and `runWithAnswer` start the engine's loop
+//! on napi's tokio runtime and settle a Promise on the JS thread, where engine errors become
+//! the JS error classes and an `AbortSignal` is wired to the run's cancellation token.
+
+use std::sync::Arc;
+
+use engine::{CancellationToken, RunInput};
+use napi::bindgen_prelude::{ClassInstance, FnArgs, Function, JsObjectValue, Object, ObjectRef, PromiseRaw, Unknown};
+use napi::{Env, JsValue};
+use napi_derive::napi;
+use serde_json::Value;
+
+use crate::convert::{Json, RunResult};
+use crate::error::{throw, to_js};
+use crate::lazy::Raw;
+use crate::options::{engine_options, ClientOptions};
+use crate::toolkit::Toolkit;
+
+/// A configured model client. Cheap to share; runs may overlap.
+#[napi]
+pub struct Client {
+    inner: Arc<engine::Client>,
+}
+
+/// Builds a client. Bad options throw an `InvalidArgumentError`.
+#[napi]
+pub fn create_client(env: &Env, options: ClientOptions) -> napi::Result<Client> {
+    let opts = engine_options(options)?.map_err(|e| throw(env, e))?;
+    let inner = engine::Client::new(opts).map_err(|e| throw(env, e))?;
+    Ok(Client { inner: Arc::new(inner) })
+}
+
+/// `run` options.
+#[napi(object, object_to_js = false)]
+pub struct RunOptions<'a> {
+    /// The tools the model may call.
+    pub toolkit: Option<ClassInstance<'a, Toolkit>>,
+    /// A prior transcript to continue (provider message shape).
+    #[napi(ts_type = "any[]")]
+    pub history: Option<Json>,
+    /// Aborts the run (in-flight request included); the Promise rejects with an `AbortError`
+    /// whose `cause` is the signal's reason.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+/// `runWithAnswer` options.
+#[napi(object, object_to_js = false)]
+pub struct ResumeOptions<'a> {
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+/// A transcript passed by the host: an array of messages (`null`/`undefined` = none).
+fn history_of(h: Json) -> engine::Result<Vec<Value>> {
+    match h.0 {
+        Value::Array(a) => Ok(a),
+        Value::Null => Ok(Vec::new()),
+        _ => Err(crate::error::invalid("history must be an array of messages")),
+    }
+}
+
+/// What a run starts from.
+struct Start {
+    toolkit: Option<Arc<engine::Toolkit>>,
+    prompt: Option<String>,
+    history: Vec<Value>,
+    /// `(pending, answer)` as the host passed them, read inside the run so a malformed one
+    /// rejects the Promise like any run failure.
+    resume: Option<(Value, Value)>,
+}
+
+#[napi]
+impl Client {
+    /// Runs `prompt` (with `toolkit`, continuing `history`) through the tool-calling loop.
+    #[napi(ts_return_type = "Promise<RunResult>")]
+    pub fn run<'e>(
+        &self,
+        env: &'e Env,
+        prompt: String,
+        options: Option<RunOptions<'e>>,
+    ) -> napi::Result<PromiseRaw<'e, Raw>> {
+        let (toolkit, history, signal) = match options {
+            Some(o) => (o.toolkit, o.history, o.signal),
+            None => (None, None, None),
+        };
+        let start = Start {
+            toolkit: toolkit.map(|t| t.snapshot()),
+            prompt: Some(prompt),
+            history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
+            resume: None,
+        };
+        self.start(env, start, signal)
+    }
+
+    /// Resumes a run that halted with status `pending`: `answer.id` must echo `pending.id`;
+    /// `history` is the halted result's `messages`. No new user turn is added.
+    #[napi(
+        ts_args_type = "toolkit: Toolkit | null | undefined, history: any[], pending: Request, answer: Answer, options?: ResumeOptions",
+        ts_return_type = "Promise<RunResult>"
+    )]
+    pub fn run_with_answer<'e>(
+        &self,
+        env: &'e Env,
+        toolkit: Option<ClassInstance<'e, Toolkit>>,
+        history: Json,
+        pending: Value,
+        answer: Value,
+        options: Option<ResumeOptions<'e>>,
+    ) -> napi::Result<PromiseRaw<'e, Raw>> {
+        let history = history_of(history).map_err(|e| throw(env, e))?;
+        let start =
+            Start { toolkit: toolkit.map(|t| t.snapshot()), prompt: None, history, resume: Some((pending, answer)) };
+        self.start(env, start, options.and_then(|o| o.signal))
+    }
+}
+
+impl Client {
+    fn start<'e>(&self, env: &'e Env, start: Start, signal: Option<Object<'e>>) -> napi::Result<PromiseRaw<'e, Raw>> {
+        let token = CancellationToken::new();
+        let watch = signal.map(|s| AbortWatch::attach(env, &s, token.clone())).transpose()?;
+        let client = self.inner.clone();
+        let run = async move {
+            let resume = match start.resume {
+                Some((p, a)) => {
+                    let pending = engine::Request::from_json(&p);
+                    let answer = engine::Answer::from_json(&a);
+                    match (pending, answer) {
+                        (Ok(p), Ok(a)) => Some((p, a)),
+                        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+                    }
+                }
+                None => None,
+            };
+            let input = RunInput {
+                prompt: start.prompt,
+                history: start.history,
+                toolkit: start.toolkit.as_deref(),
+                cancel: Some(token),
+                resume,
+            };
+            Ok(client.run_input(input).await)
+        };
+        env.spawn_future_with_callback(run, move |env, outcome| {
+            let cause = match watch {
+                Some(w) => w.finish(env)?,
+                None => None,
+            };
+            match outcome {
+                Ok(r) => RunResult::to_js(env, r),
+                Err(e) => Err(to_js(env, e, cause)),
+            }
+        })
+    }
+}
+
+/// An `abort` listener on the host's signal, removed when the run settles.
+struct AbortWatch {
+    signal: ObjectRef<false>,
+    listener: ObjectRef<false>,
+}
+
+impl AbortWatch {
+    fn attach(env: &Env, signal: &Object<'_>, token: CancellationToken) -> napi::Result<AbortWatch> {
+        if signal.get::<bool>("aborted")?.unwrap_or(false) {
+            token.cancel();
+        }
+        let listener = env.create_function_from_closure::<(), (), _>("onabort", move |_| {
+            token.cancel();
+            Ok(())
+        })?;
+        let add: Function<FnArgs<(&str, Unknown)>, Unknown> = signal.get_named_property("addEventListener")?;
+        let listener_value = unsafe { Unknown::from_raw_unchecked(env.raw(), listener.raw()) };
+        add.apply(signal, FnArgs::from(("abort", listener_value)))?;
+        let listener_obj = Object::from_raw(env.raw(), listener.raw());
+        Ok(AbortWatch { signal: signal.create_ref()?, listener: listener_obj.create_ref()? })
+    }
+
+    /// Removes the listener; the signal's `reason` when it was aborted.
+    fn finish<'e>(self, env: &'e Env) -> napi::Result<Option<Unknown<'e>>> {
+        let signal = self.signal.get_value(env)?;
+        let listener = self.listener.get_value(env)?;
+        let remove: Function<FnArgs<(&str, Object)>, Unknown> = signal.get_named_property("removeEventListener")?;
+        remove.apply(signal, FnArgs::from(("abort", listener)))?;
+        let reason =
+            if signal.get::<bool>("aborted")?.unwrap_or(false) { signal.get::<Unknown>("reason")? } else { None };
+        self.signal.unref(env)?;
+        self.listener.unref(env)?;
+        Ok(reason)
+    }
+}

@@ -1,0 +1,116 @@
+//! `createToolkit` and the `Toolkit` class: the engine's toolkit (first name wins, relay
+//! names checked against the built-ins) with the JS port's methods.
+
+use std::sync::{Arc, RwLock};
+
+use napi::bindgen_prelude::{ClassInstance, Either, PromiseRaw};
+use napi::Env;
+use napi_derive::napi;
+use serde_json::Value;
+
+use crate::convert::ToolResult;
+use crate::error::{invalid, throw};
+use crate::tool::{execute_in, ExecuteContext, Tool};
+
+/// `createToolkit` options.
+#[napi(object, object_to_js = false)]
+pub struct ToolkitOptions<'a> {
+    /// The JS port's built-in toolset switch (`false`, `{disabled: true}`, `{enabled: false}`
+    /// turn it off). The engine ships no built-in tools yet, so a toolkit holds only the
+    /// tools given to it either way.
+    #[napi(ts_type = "boolean | { disabled?: boolean; enabled?: boolean; tools?: Record<string, boolean> }")]
+    #[allow(dead_code)] // accepted for the JS port's API; nothing to switch yet
+    pub builtins: Option<Value>,
+    /// The tools, from `defineTool` or `relayTool`.
+    pub extra_tools: Option<Vec<ClassInstance<'a, Tool>>>,
+}
+
+/// An ordered set of uniquely named tools, with provider schema adapters.
+#[napi]
+pub struct Toolkit {
+    /// Replaced whole by `register`, so a run holds the snapshot it started with.
+    pub(crate) inner: RwLock<Arc<engine::Toolkit>>,
+}
+
+impl Toolkit {
+    /// The current tools, for a run.
+    pub(crate) fn snapshot(&self) -> Arc<engine::Toolkit> {
+        match self.inner.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+/// Builds a toolkit (async, as in the JS port).
+#[napi(ts_return_type = "Promise<Toolkit>")]
+pub fn create_toolkit<'e>(env: &'e Env, opts: Option<ToolkitOptions>) -> napi::Result<PromiseRaw<'e, Toolkit>> {
+    let tools: Vec<engine::Tool> =
+        opts.and_then(|o| o.extra_tools).unwrap_or_default().iter().map(|t| t.inner.clone()).collect();
+    let tk = engine::Toolkit::new(tools).map_err(|e| throw(env, e))?;
+    let toolkit = Toolkit { inner: RwLock::new(Arc::new(tk)) };
+    env.spawn_future(async move { Ok(toolkit) })
+}
+
+#[napi]
+impl Toolkit {
+    /// The tools, in registration order.
+    #[napi]
+    pub fn tools(&self) -> Vec<Tool> {
+        self.snapshot().tools().iter().map(|t| Tool { inner: t.clone() }).collect()
+    }
+
+    /// The tool called `name`.
+    #[napi(ts_return_type = "Tool | undefined")]
+    pub fn get(&self, name: String) -> Either<Tool, ()> {
+        self.snapshot().get(&name).map_or(Either::B(()), |t| Either::A(Tool { inner: t.clone() }))
+    }
+
+    /// Adds tools (first name wins; a relay tool may not take a built-in tool's name).
+    /// Variadic as in the JS port (`index.js` flattens the arguments into one array).
+    #[napi(ts_args_type = "...tools: Array<Tool | Array<Tool>>", ts_return_type = "this")]
+    pub fn register(&self, env: &Env, tools: Vec<ClassInstance<Tool>>) -> napi::Result<()> {
+        let tools: Vec<engine::Tool> = tools.iter().map(|t| t.inner.clone()).collect();
+        let mut guard = self.inner.write().map_err(|_| throw(env, invalid("toolkit lock poisoned")))?;
+        let mut next = guard.as_ref().clone();
+        next.register(tools).map_err(|e| throw(env, e))?;
+        *guard = Arc::new(next);
+        Ok(())
+    }
+
+    /// Runs the tool `name` (an unknown tool is an error result naming it).
+    #[napi(ts_args_type = "name: string, args?: Record<string, unknown>, ctx?: ExecuteContext")]
+    pub fn execute<'e>(
+        &self,
+        env: &'e Env,
+        name: String,
+        args: Option<Value>,
+        ctx: Option<ExecuteContext>,
+    ) -> napi::Result<PromiseRaw<'e, ToolResult>> {
+        execute_in(env, self.snapshot(), name, args, ctx)
+    }
+
+    /// The OpenAI declarations: `{type: "function", function: {name, description, parameters}}`.
+    #[napi(js_name = "toOpenAI", ts_return_type = "any[]")]
+    pub fn to_openai(&self) -> Vec<Value> {
+        self.snapshot().to_openai()
+    }
+
+    /// The Anthropic declarations: `{name, description, input_schema}`.
+    #[napi(ts_return_type = "any[]")]
+    pub fn to_anthropic(&self) -> Vec<Value> {
+        self.snapshot().to_anthropic()
+    }
+
+    /// The Gemini declarations: `[{functionDeclarations: [...]}]`.
+    #[napi(ts_return_type = "any[]")]
+    pub fn to_gemini(&self) -> Vec<Value> {
+        self.snapshot().to_gemini()
+    }
+
+    /// Releases the toolkit's resources (it holds no connections today).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
+        env.spawn_future(async { Ok(()) })
+    }
+}

@@ -1,0 +1,150 @@
+// Errors (their classes and codes, the host's own error passed through unchanged) and the
+// process exiting by itself after runs.
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import path from 'node:path'
+import { describe, test, before, after } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+import * as tn from '../index.mjs'
+import { Mock, openaiReply } from './mock.mjs'
+
+const { createClient, createToolkit, defineTool, pending } = tn
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+let mock
+before(async () => {
+  mock = await new Mock().start()
+})
+after(async () => {
+  await mock.stop()
+})
+
+const openai = (extra = {}) =>
+  createClient({ baseUrl: mock.url('/v1'), style: 'openai', model: 'm', apiKey: 'k', retryBaseMs: 1, ...extra })
+
+describe('errors', () => {
+  class QuotaError extends Error {
+    constructor(message) {
+      super(message)
+      this.name = 'QuotaError'
+      this.code = 'QUOTA'
+    }
+  }
+
+  test('a custom error thrown by waitFor is the error the run rejects with (sync throw and rejection)', async () => {
+    const tk = await createToolkit({
+      builtins: false,
+      extraTools: [defineTool({ name: 'ask', description: '', run: () => pending({ kind: 'input', prompt: 'Name?' }) })],
+    })
+    for (const waitFor of [
+      () => {
+        throw new QuotaError('over quota')
+      },
+      async () => {
+        await sleep(1)
+        throw new QuotaError('over quota')
+      },
+    ]) {
+      const thrown = []
+      const wrapped = (req) => {
+        try {
+          const v = waitFor(req)
+          if (v && typeof v.catch === 'function') v.catch((e) => thrown.push(e))
+          return v
+        } catch (e) {
+          thrown.push(e)
+          throw e
+        }
+      }
+      mock.script([openaiReply(null, [['c1', 'ask', '{}']])])
+      await assert.rejects(openai({ waitFor: wrapped }).run('x', { toolkit: tk }), (e) => {
+        assert.ok(e instanceof QuotaError)
+        assert.equal(e.code, 'QUOTA')
+        assert.equal(e.name, 'QuotaError')
+        assert.equal(e, thrown[0], 'the very object the host threw')
+        return true
+      })
+    }
+  })
+
+  test('hooks, onError and fetch pass their own errors through too', async () => {
+    const boom = new QuotaError('hook')
+    mock.script([openaiReply('x')])
+    await assert.rejects(openai({ hooks: { afterLLM: () => Promise.reject(boom) } }).run('x'), (e) => e === boom)
+    mock.script([{ status: 503, body: {} }])
+    await assert.rejects(
+      openai({
+        onError: () => {
+          throw boom
+        },
+      }).run('x'),
+      (e) => e === boom,
+    )
+    await assert.rejects(openai({ fetch: async () => Promise.reject(boom) }).run('x'), (e) => e === boom)
+  })
+
+  test('a throwing tool becomes an error result and the run goes on', async () => {
+    const tk = await createToolkit({
+      builtins: false,
+      extraTools: [
+        defineTool({
+          name: 'bad',
+          description: '',
+          run: () => {
+            throw new QuotaError('tool over quota')
+          },
+        }),
+        defineTool({ name: 'big', description: '', run: () => 10n }),
+      ],
+    })
+    mock.script([
+      openaiReply(null, [
+        ['c1', 'bad', '{}'],
+        ['c2', 'big', '{}'],
+        ['c3', 'nope', '{}'],
+      ]),
+      openaiReply('recovered'),
+    ])
+    const r = await openai().run('x', { toolkit: tk })
+    assert.equal(r.text, 'recovered')
+    assert.deepEqual(
+      r.toolCalls.map((c) => [c.output, c.isError]),
+      [
+        ['tool over quota', true],
+        ['Do not know how to serialize a BigInt', true],
+        ['Unknown tool: nope', true],
+      ],
+    )
+  })
+
+  test('bad options and a missing key have their classes and codes', async () => {
+    assert.throws(() => createClient({ baseUrl: 'nope', style: 'openai', model: 'm' }), tn.InvalidArgumentError)
+    assert.throws(() => createClient({ baseUrl: 'http://x', style: 'gemini', model: 'm' }), { code: 'invalid_argument' })
+    const saved = {}
+    for (const k of ['OPENROUTER_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY']) {
+      saved[k] = process.env[k]
+      delete process.env[k]
+    }
+    try {
+      await assert.rejects(createClient({ baseUrl: mock.url('/v1'), style: 'openai', model: 'm' }).run('x'), (e) => e instanceof tn.ConfigError && e.code === 'config')
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v
+    }
+  })
+
+  test('a malformed provider answer is a ProtocolError', async () => {
+    mock.script([{ status: 200, body: 'not an object' }])
+    await assert.rejects(openai().run('x'), (e) => e instanceof tn.ProtocolError && e.code === 'protocol')
+  })
+})
+
+describe('process', () => {
+  test('the CommonJS entry works and the process exits by itself after runs with callbacks', () => {
+    const child = spawnSync(process.execPath, [path.join(HERE, 'fixtures', 'exit.cjs')], { timeout: 20000, encoding: 'utf8' })
+    assert.equal(child.error, undefined, 'the process did not exit by itself')
+    assert.equal(child.status, 0, child.stderr)
+    assert.match(child.stdout, /ran 3 runs: done,pending,done/)
+  })
+})
