@@ -40,13 +40,14 @@ pub fn runtime() -> PyResult<Arc<Runtime>> {
 }
 
 /// Called in a forked child: the parent's runtime threads do not exist here, so its runtime is
-/// abandoned (never dropped: dropping would wait for them) and the next run builds a new one;
-/// the pooled connections and pending calls belonged to the parent too.
+/// abandoned (never dropped: dropping would wait for them, and would deregister the parent's
+/// sockets from the epoll set both processes share) and the next run builds a new one; the
+/// pooled connections and pending calls belonged to the parent too.
 #[pyfunction]
 pub fn _after_fork_child() {
     let old = RUNTIME.lock().unwrap_or_else(|p| p.into_inner()).take();
     std::mem::forget(old);
-    engine::Http1Transport::reset_shared();
+    engine::Http1Transport::abandon_shared();
     let stale = PENDING.lock().unwrap_or_else(|p| p.into_inner()).take();
     std::mem::forget(stale);
 }

@@ -17,8 +17,8 @@ use crate::bridge::call_py;
 use crate::convert::{from_py, to_py};
 use crate::error::PyHostError;
 
-/// `toolnexus._bridge`, imported on first use (it imports this module itself).
-fn bridge_fn(py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+/// A function of `toolnexus._bridge`, imported on first use (it imports this module itself).
+pub fn bridge_fn(py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
     static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
     let m = MODULE.get_or_try_init(py, || py.import("toolnexus._bridge").map(Bound::unbind))?;
     m.bind(py).getattr(name).map(Bound::unbind)

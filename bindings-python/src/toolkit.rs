@@ -87,13 +87,13 @@ impl PyToolkit {
 
 /// `_bridge.dispatch`: the loop-side half of every host call.
 pub fn dispatcher(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    Ok(py.import("toolnexus._bridge")?.getattr("dispatch")?.unbind())
+    crate::host::bridge_fn(py, "dispatch")
 }
 
 /// Settles `future` on its loop with the outcome (`_bridge.resolve` ignores a cancelled future).
 pub fn resolve(py: Python<'_>, lp: &Arc<LoopRef>, future: Py<PyAny>, out: engine::Result<Value>) {
     let settle = || -> PyResult<()> {
-        let resolve = py.import("toolnexus._bridge")?.getattr("resolve")?;
+        let resolve = crate::host::bridge_fn(py, "resolve")?;
         let (ok, value) = match out {
             Ok(v) => (true, to_py(py, &v)?.unbind()),
             Err(e) => (false, error::to_py_err(py, e).into_value(py).into_any()),

@@ -3,6 +3,7 @@ transports, errors, timeouts, cancellation, resume, relay, tools and toolkits, f
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 from typing import Any, Optional
@@ -317,8 +318,11 @@ def test_the_engine_survives_fork(mock: MockModel) -> None:
     assert asyncio.run(one()) == "parent"
     # The mock serves from the parent's threads and memory: script the child's reply here.
     mock.script([openai_text("child")])
+    doomed = client(mock)  # the child lets go of it: that must not touch the parent's pool
     pid = os.fork()
     if pid == 0:  # the child: a fresh runtime, a fresh pool
+        del doomed
+        gc.collect()
         try:
             code = 0 if asyncio.run(asyncio.wait_for(one(), 20)) == "child" else 1
         except BaseException:  # noqa: BLE001
@@ -326,8 +330,9 @@ def test_the_engine_survives_fork(mock: MockModel) -> None:
         os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+    del doomed
     mock.script([openai_text("parent again")])
-    assert asyncio.run(one()) == "parent again"
+    assert asyncio.run(asyncio.wait_for(one(), 20)) == "parent again"
 
 
 def test_wait_for_sync_and_async_and_dict_answers(mock: MockModel) -> None:

@@ -28,14 +28,56 @@ from .types import (
 def dispatch(func: Callable[..., Any], args: tuple, token: int) -> None:
     try:
         out = func(*args)
+        if not inspect.iscoroutine(out):
+            if inspect.isawaitable(out):
+                _in_task(out, token)
+            else:
+                _native._complete(token, out)
+            return
+        # Step the coroutine once right here: most host calls finish without suspending, and
+        # then no Task (and no further turn of the loop) is needed. Python 3.12's eager tasks
+        # do the same.
+        try:
+            first = out.send(None)
+        except StopIteration as done:
+            _native._complete(token, done.value)
+            return
     except BaseException as e:  # noqa: BLE001 (handed back to the engine unchanged)
         _native._fail(token, e)
         return
-    if inspect.isawaitable(out):
-        task = asyncio.ensure_future(out)
-        task.add_done_callback(lambda t: _settle(token, t))
-    else:
-        _native._complete(token, out)
+    _in_task(_finish(out, first), token)
+
+
+def _in_task(awaitable: Any, token: int) -> None:
+    task = asyncio.ensure_future(awaitable)
+    task.add_done_callback(lambda t: _settle(token, t))
+
+
+async def _finish(coro: Any, yielded: Any) -> Any:
+    """Drives a coroutine that suspended on its first step to its end, as a Task would: wait
+    for what it yielded, resume it, repeat. A cancellation of this task is thrown into it."""
+    while True:
+        try:
+            if yielded is None:
+                await asyncio.sleep(0)
+            else:
+                # The coroutine's own `await` marked the future as blocking, which a Task clears
+                # when it takes the future over; we are that Task now.
+                yielded._asyncio_future_blocking = False
+                await yielded
+        except BaseException as e:  # noqa: BLE001
+            if yielded is None or not yielded.done():
+                # This task was cancelled while waiting: the coroutine decides what that means.
+                try:
+                    yielded = coro.throw(e)
+                except StopIteration as done:
+                    return done.value
+                continue
+            # Otherwise the future failed: the coroutine reads that outcome itself on resume.
+        try:
+            yielded = coro.send(None)
+        except StopIteration as done:
+            return done.value
 
 
 def _settle(token: int, task: "asyncio.Future[Any]") -> None:

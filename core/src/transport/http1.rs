@@ -64,11 +64,20 @@ impl Http1Transport {
         Arc::new(g.get_or_insert_with(Http1Transport::new).clone())
     }
 
-    /// Forgets the shared transport, so the next client starts a fresh pool. A binding
-    /// calls this in a forked child, whose inherited connections belong to the parent.
-    pub fn reset_shared() {
-        if let Ok(mut g) = SHARED.lock() {
-            *g = None;
+    /// For a forked child: the next client starts a fresh pool, and the inherited one is
+    /// leaked, never dropped. Its connections belong to the parent, and dropping one here
+    /// would deregister it from the reactor's epoll set, which parent and child share: the
+    /// parent would then wait forever on that connection.
+    pub fn abandon_shared() {
+        let old = match SHARED.lock() {
+            Ok(mut g) => g.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(t) = old {
+            // Two references leaked: clients still holding the transport can never be the
+            // last to let go of it in this process.
+            std::mem::forget(t.clone());
+            std::mem::forget(t);
         }
     }
 
