@@ -13,6 +13,39 @@ export interface Hooks {
   afterTool?(ev: AfterToolEv): void | { result?: ToolResult } | Promise<void | { result?: ToolResult }>
 }
 
+/** Passed to `hooks.beforeLLM`. */
+export interface BeforeLlmEv {
+  messages: any[]
+  tools: any[]
+  model: string
+  turn: number
+}
+
+/** Passed to `hooks.afterLLM`. */
+export interface AfterLlmEv {
+  response: any
+  model: string
+  turn: number
+}
+
+/** Passed to `hooks.beforeTool`. */
+export interface BeforeToolEv {
+  name: string
+  args: Record<string, unknown>
+  /** The provider's tool-call id. */
+  id: string
+  turn: number
+}
+
+/** Passed to `hooks.afterTool`. */
+export interface AfterToolEv {
+  name: string
+  args: Record<string, unknown>
+  result: ToolResult
+  id: string
+  turn: number
+}
+
 /** Every error toolnexus throws; `code` is the engine's stable error kind. */
 export declare class ToolnexusError extends Error {
   readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Node binding's checks, from a clean clone: install the pinned napi-rs CLI, build the
-# addon from source (debug), check the committed index.d.ts against the generated one, and
-# run the tests with node's built-in runner. Ends with "N passed, M failed".
+# addon from source (debug), check the committed index.d.ts against the generated one and
+# typecheck it (with the TypeScript the CLI pins), and run the tests with node's built-in
+# runner. Ends with "N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/tn-node-target}"
@@ -17,6 +18,10 @@ drift=0
 if ! diff -u "$committed" index.d.ts; then
   echo "index.d.ts is stale: commit the regenerated file (npm run build:debug)" >&2
   drift=1
+fi
+if ! node_modules/.bin/tsc --noEmit --strict --lib es2022,dom index.d.ts; then
+  echo "index.d.ts does not typecheck" >&2
+  drift=$((drift + 1))
 fi
 
 status=0

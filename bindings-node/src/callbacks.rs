@@ -1,14 +1,11 @@
-//! Host callbacks as engine traits: `waitFor`, `onError` and the four lifecycle hooks, each
-//! a JS function behind a weak `ThreadsafeFunction` (it never keeps the process alive).
-//! A callback may return its value or a Promise of it; a throw or a rejection travels through
-//! the engine as the host's own error object (see `error.rs`).
+//! Host callbacks as engine traits: `waitFor`, `onError`, `bodyTransform` and the four
+//! lifecycle hooks, each a JS function behind a weak `ThreadsafeFunction` (it never keeps the
+//! process alive). A callback may return its value or a Promise of it; a throw or a rejection
+//! travels through the engine as the host's own error object (see `error.rs`).
 
 use std::sync::Arc;
 
-use engine::{
-    AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, BodyTransform, ErrorInfo, HookFuture, HookSet,
-    Hooks, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
-};
+use engine::{BodyTransform, ErrorInfo, HookFuture, HookName, HookSet, JsonHooks, OnError, Tier, WaitFor};
 use napi::bindgen_prelude::JsValuesTupleIntoVec;
 use napi::bindgen_prelude::{FromNapiValue, Function, Object, Promise, Unknown};
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -17,7 +14,7 @@ use napi::{sys, Status};
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::convert::{tool_result_from_json, Json, Request, ToolResult};
+use crate::convert::{tool_result_from_json, Json, Request};
 use crate::error::{host, invalid};
 
 /// A JS callback taking `T` and answering `R` or `Promise<R>`; weak (unref'd).
@@ -51,14 +48,24 @@ where
     Ok(Arc::new(f.build_threadsafe_function::<T>().weak::<true>().callee_handled::<false>().build()?))
 }
 
-/// Calls `f` with `value` and waits for its answer (awaiting a returned Promise).
+/// Calls `f` with `value` and waits for its answer (awaiting a returned Promise); a throw or
+/// a rejection is a `host` error carrying the JS value.
 pub async fn call<T, R>(f: &Callback<T, R>, value: T) -> engine::Result<R>
 where
     T: 'static + JsValuesTupleIntoVec,
     R: 'static + FromNapiValue + Send,
 {
-    match f.call_async_catch(value).await.map_err(host)? {
-        MaybePromise::Later(promise) => promise.await.map_err(host),
+    call_as(f, value, host).await
+}
+
+/// [`call`] with the engine error a throw or a rejection becomes (`fetch`'s are `network`).
+pub async fn call_as<T, R>(f: &Callback<T, R>, value: T, fail: fn(napi::Error) -> engine::Error) -> engine::Result<R>
+where
+    T: 'static + JsValuesTupleIntoVec,
+    R: 'static + FromNapiValue + Send,
+{
+    match f.call_async_catch(value).await.map_err(fail)? {
+        MaybePromise::Later(promise) => promise.await.map_err(fail),
         MaybePromise::Now(v) => Ok(v),
     }
 }
@@ -171,62 +178,25 @@ impl BodyTransform for JsBodyTransform {
 
 // ---- hooks --------------------------------------------------------------------------------
 
-/// Passed to `hooks.beforeLLM`.
-#[napi(object, object_from_js = false)]
-pub struct BeforeLlmEv {
-    #[napi(ts_type = "any[]")]
-    pub messages: Json,
-    #[napi(ts_type = "any[]")]
-    pub tools: Vec<Value>,
-    pub model: String,
-    pub turn: u32,
-}
+/// A hook: takes its event, answers an override object or nothing.
+type HookFn = Option<Arc<Callback<Json, Option<Json>>>>;
 
-/// Passed to `hooks.afterLLM`.
-#[napi(object, object_from_js = false)]
-pub struct AfterLlmEv {
-    pub response: Value,
-    pub model: String,
-    pub turn: u32,
-}
-
-/// Passed to `hooks.beforeTool`.
-#[napi(object, object_from_js = false)]
-pub struct BeforeToolEv {
-    pub name: String,
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub args: Value,
-    /// The provider's tool-call id.
-    pub id: String,
-    pub turn: u32,
-}
-
-/// Passed to `hooks.afterTool`.
-#[napi(object, object_from_js = false)]
-pub struct AfterToolEv {
-    pub name: String,
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub args: Value,
-    pub result: ToolResult,
-    pub id: String,
-    pub turn: u32,
-}
-
-type HookFn<E> = Option<Arc<Callback<E, Option<Value>>>>;
-
-/// The host's `hooks` object; only the methods it has are called.
+/// The host's `hooks` object; only the methods it has are called. The engine's
+/// `JsonHooksAdapter` makes it the loop's `Hooks`: the engine decides the events' fields and
+/// how an answer overrides; this side only converts a ToolResult between the engine's JSON
+/// (`is_error`) and the JS port's (`isError`). Events cross as JSON text (transcripts are big).
 pub struct JsHooks {
-    pub before_llm: HookFn<BeforeLlmEv>,
-    pub after_llm: HookFn<AfterLlmEv>,
-    pub before_tool: HookFn<BeforeToolEv>,
-    pub after_tool: HookFn<AfterToolEv>,
+    before_llm: HookFn,
+    after_llm: HookFn,
+    before_tool: HookFn,
+    after_tool: HookFn,
 }
 
 impl JsHooks {
     /// Reads `beforeLLM`, `afterLLM`, `beforeTool`, `afterTool` off `obj`. Must run on the JS thread.
     pub fn from_object(obj: &Object<'_>) -> napi::Result<JsHooks> {
-        fn get<E: 'static + JsValuesTupleIntoVec>(obj: &Object<'_>, name: &str) -> napi::Result<HookFn<E>> {
-            method::<E, MaybePromise<Option<Value>>>(obj, name)?.map(callback).transpose()
+        fn get(obj: &Object<'_>, name: &str) -> napi::Result<HookFn> {
+            method::<Json, MaybePromise<Option<Json>>>(obj, name)?.map(callback).transpose()
         }
         Ok(JsHooks {
             before_llm: get(obj, "beforeLLM")?,
@@ -237,24 +207,24 @@ impl JsHooks {
     }
 }
 
-/// A hook's answer as an object (`undefined`/`null` = no change).
-fn answer_object(v: Option<Value>, hook: &str) -> engine::Result<Option<serde_json::Map<String, Value>>> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(_) => Err(invalid(format!("{hook} must return an object or nothing"))),
+/// An engine ToolResult (`{output, is_error, metadata?}`) in the JS port's shape, in place.
+fn result_to_js(v: &mut Value) {
+    if let Some(m) = v.as_object_mut() {
+        if let Some(e) = m.remove("is_error") {
+            m.insert("isError".to_string(), e);
+        }
     }
 }
 
-fn array_field(m: &mut serde_json::Map<String, Value>, key: &str, hook: &str) -> engine::Result<Option<Vec<Value>>> {
-    match m.remove(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(a)) => Ok(Some(a)),
-        Some(_) => Err(invalid(format!("{hook}: \"{key}\" must be an array"))),
-    }
+/// A JS ToolResult (`{output, isError?, metadata?}`, as a tool may return it) as the engine's
+/// JSON, in place.
+fn result_from_js(v: &mut Value) -> engine::Result<()> {
+    let r = tool_result_from_json(v)?;
+    *v = serde_json::to_value(r).map_err(|e| invalid(e.to_string()))?;
+    Ok(())
 }
 
-impl Hooks for JsHooks {
+impl JsonHooks for JsHooks {
     fn enabled(&self) -> HookSet {
         HookSet {
             before_llm: self.before_llm.is_some(),
@@ -264,58 +234,26 @@ impl Hooks for JsHooks {
         }
     }
 
-    fn before_llm(&self, ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
-        let Some(f) = self.before_llm.clone() else { return Box::pin(std::future::ready(Ok(None))) };
-        let ev =
-            BeforeLlmEv { messages: Json(Value::Array(ev.messages)), tools: ev.tools, model: ev.model, turn: ev.turn };
+    fn call(&self, hook: HookName, mut event: Value) -> HookFuture<Value> {
+        let f = match hook {
+            HookName::BeforeLlm => &self.before_llm,
+            HookName::AfterLlm => &self.after_llm,
+            HookName::BeforeTool => &self.before_tool,
+            HookName::AfterTool => &self.after_tool,
+        }
+        .clone();
         Box::pin(async move {
-            let Some(mut m) = answer_object(call(&f, ev).await?, "beforeLLM")? else { return Ok(None) };
-            let model = match m.remove("model") {
-                Some(Value::String(s)) => Some(s),
-                None | Some(Value::Null) => None,
-                Some(_) => return Err(invalid("beforeLLM: \"model\" must be a string")),
-            };
-            Ok(Some(LlmOverride {
-                messages: array_field(&mut m, "messages", "beforeLLM")?,
-                tools: array_field(&mut m, "tools", "beforeLLM")?,
-                model,
-            }))
-        })
-    }
-
-    fn after_llm(&self, ev: AfterLlmEvent) -> HookFuture<()> {
-        let Some(f) = self.after_llm.clone() else { return Box::pin(std::future::ready(Ok(()))) };
-        let ev = AfterLlmEv { response: ev.response, model: ev.model, turn: ev.turn };
-        Box::pin(async move { call(&f, ev).await.map(|_| ()) })
-    }
-
-    fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
-        let Some(f) = self.before_tool.clone() else { return Box::pin(std::future::ready(Ok(None))) };
-        let ev = BeforeToolEv { name: ev.name, args: ev.args, id: ev.id, turn: ev.turn };
-        Box::pin(async move {
-            let Some(mut m) = answer_object(call(&f, ev).await?, "beforeTool")? else { return Ok(None) };
-            let result = match m.remove("result") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(tool_result_from_json(&v)?),
-            };
-            let args = match m.remove("args") {
-                None | Some(Value::Null) => None,
-                Some(v @ Value::Object(_)) => Some(v),
-                Some(_) => return Err(invalid("beforeTool: \"args\" must be an object")),
-            };
-            Ok(Some(ToolOverride { result, args }))
-        })
-    }
-
-    fn after_tool(&self, ev: AfterToolEvent) -> HookFuture<Option<engine::ToolResult>> {
-        let Some(f) = self.after_tool.clone() else { return Box::pin(std::future::ready(Ok(None))) };
-        let ev = AfterToolEv { name: ev.name, args: ev.args, result: ev.result.into(), id: ev.id, turn: ev.turn };
-        Box::pin(async move {
-            let Some(mut m) = answer_object(call(&f, ev).await?, "afterTool")? else { return Ok(None) };
-            match m.remove("result") {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => tool_result_from_json(&v).map(Some),
+            let Some(f) = f else { return Ok(Value::Null) };
+            if let Some(r) = event.get_mut("result") {
+                result_to_js(r);
             }
+            let mut answer = call(&f, Json(event)).await?.map_or(Value::Null, |j| j.0);
+            if matches!(hook, HookName::BeforeTool | HookName::AfterTool) {
+                if let Some(r) = answer.get_mut("result").filter(|r| !r.is_null()) {
+                    result_from_js(r)?;
+                }
+            }
+            Ok(answer)
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Errors, mapped once. Every engine failure becomes an instance of one of the JS classes in
 //! `errors.js` (a `ToolnexusError` subclass per kind, `code` = the engine's stable kind name);
 //! a failure that started as a JS throw or rejection in a host callback is handed back to JS
-//! as the very object the host threw.
+//! as the very object the host threw, whatever its kind (`host`, or `network` for `fetch`).
 //!
 //! The classes live in JS (so `instanceof` and subclassing work as JS users expect) and are
 //! handed to the addon once, by `index.js`, through `__registerErrorClasses`.
@@ -46,8 +46,9 @@ fn class_of(kind: ErrorKind) -> &'static str {
 }
 
 /// A JS exception (thrown synchronously or a rejected promise) from a host callback,
-/// carried through the engine as the source of an [`ErrorKind::Host`] error. It holds a
-/// reference to the original JS value, which napi hands back unchanged on the JS thread.
+/// carried through the engine as the source of an engine error (an [`ErrorKind::Host`] one,
+/// or an [`ErrorKind::Network`] one for `fetch`). It holds a reference to the original JS
+/// value, which napi hands back unchanged on the JS thread.
 pub struct JsThrown(pub napi::Error);
 
 impl fmt::Display for JsThrown {
@@ -69,17 +70,25 @@ pub fn host(e: napi::Error) -> engine::Error {
     engine::Error::host(Box::new(JsThrown(e)))
 }
 
+/// A network failure (retried by the engine's rules) carrying the JS error of a `fetch` that
+/// threw or rejected; once the retries are spent the run rejects with that very object.
+pub fn network(e: napi::Error) -> engine::Error {
+    engine::Error::with_host_source(ErrorKind::Network, Box::new(JsThrown(e)))
+}
+
 /// An `invalid_argument` engine error.
 pub fn invalid(message: impl Into<String>) -> engine::Error {
     engine::Error::invalid(message)
 }
 
-/// The JS error for an engine error. Must run on the JS thread. `cause` (the abort reason of
-/// a cancelled run) is attached as the error's `cause`.
+/// The JS error for an engine error. Must run on the JS thread. An error of any kind whose
+/// source is a JS value the host threw is that value; otherwise a new instance of the kind's
+/// class, with `cause` (the abort reason of a cancelled run) attached as its `cause`.
 pub fn to_js(env: &Env, e: engine::Error, cause: Option<Unknown<'_>>) -> napi::Error {
     let kind = e.kind();
     let message = e.message().to_string();
     let http = e.http_detail().cloned();
+    // Whatever the kind: `fetch`'s failures are `network` errors that carry the JS error.
     if let Some(source) = e.into_host_source() {
         if let Ok(thrown) = source.downcast::<JsThrown>() {
             return thrown.0;

@@ -1,18 +1,21 @@
 //! The `fetch` option: the LLM requests go through a fetch-compatible host function
 //! (`fetch(url, {method, headers, body, signal})` answering a `Response`), as in the JS port.
 //! It is the engine's `Transport`: any HTTP status is an answer (the engine retries and maps
-//! it); a throw or rejection is the host's own error and ends the run unchanged.
+//! it). A throw or a rejection, of `fetch` or of reading the body, is a network failure that
+//! carries the host's own error: the engine retries it like any network error, and once the
+//! retries are spent the run rejects with that very object. A `fetch` that answers something
+//! that is not a Response is a host bug, not retried.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use engine::{HttpRequest, HttpResponse, Transport};
+use engine::{ErrorKind, HttpRequest, HttpResponse, Transport};
 use futures_util::future::BoxFuture;
 use napi::bindgen_prelude::{FromNapiValue, Function, JsObjectValue, JsValuesTupleIntoVec, Object, Promise, Unknown};
-use napi::{sys, Env, JsValue};
+use napi::{sys, Env, JsValue, ValueType};
 
-use crate::callbacks::{apply_caught, call, Callback, MaybePromise};
-use crate::error::host;
+use crate::callbacks::{apply_caught, call_as, Callback, MaybePromise};
+use crate::error::{host, network};
 
 /// One POST, converted to `(url, init)` on the JS thread.
 pub struct FetchCall(HttpRequest);
@@ -46,8 +49,12 @@ fn timeout_signal(env: &Env, ms: f64) -> napi::Result<Unknown<'_>> {
     timeout.apply(class, ms)
 }
 
-/// A `Response`, read on the JS thread: its status, `Retry-After`, and the promise of its text.
-pub struct FetchReply {
+/// What `fetch` answered, read on the JS thread: a `Response` (its status, `Retry-After`, and
+/// the promise of its text), or why it is not one. Reading never fails the callback itself, so
+/// a bad answer is told apart from a throw or a rejection of `fetch` (a network failure).
+pub struct FetchReply(engine::Result<Reply>);
+
+struct Reply {
     status: u16,
     retry_after: Option<String>,
     body: Promise<String>,
@@ -55,19 +62,28 @@ pub struct FetchReply {
 
 impl FromNapiValue for FetchReply {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
-        let obj = Object::from_raw(env, v);
-        let status: u32 = obj.get("status")?.unwrap_or(0);
-        let retry_after = match obj.get::<Object>("headers")? {
-            Some(h) => {
-                let get: Function<&str, Option<String>> = h.get_named_property("get")?;
-                apply_caught(&get, h, "retry-after")?
-            }
-            None => None,
-        };
-        let text: Function<(), Promise<String>> = obj.get_named_property("text")?;
-        let body = apply_caught(&text, obj, ())?;
-        Ok(FetchReply { status: status.min(u32::from(u16::MAX)) as u16, retry_after, body })
+        // SAFETY: called by napi on the JS thread with a live value of `env`.
+        let unknown = unsafe { Unknown::from_raw_unchecked(env, v) };
+        if !matches!(unknown.get_type(), Ok(ValueType::Object)) {
+            let e = engine::Error::new(ErrorKind::Host, "fetch must answer a Response (or a Promise of one)");
+            return Ok(FetchReply(Err(e)));
+        }
+        Ok(FetchReply(read_response(&Object::from_raw(env, v)).map_err(host)))
     }
+}
+
+fn read_response(obj: &Object<'_>) -> napi::Result<Reply> {
+    let status: u32 = obj.get("status")?.unwrap_or(0);
+    let retry_after = match obj.get::<Object>("headers")? {
+        Some(h) => {
+            let get: Function<&str, Option<String>> = h.get_named_property("get")?;
+            apply_caught(&get, h, "retry-after")?
+        }
+        None => None,
+    };
+    let text: Function<(), Promise<String>> = obj.get_named_property("text")?;
+    let body = apply_caught(&text, *obj, ())?;
+    Ok(Reply { status: status.min(u32::from(u16::MAX)) as u16, retry_after, body })
 }
 
 /// The host's fetch as the engine's transport.
@@ -84,8 +100,8 @@ impl Transport for JsFetch {
     fn post(&self, request: HttpRequest) -> BoxFuture<'static, engine::Result<HttpResponse>> {
         let f = self.0.clone();
         Box::pin(async move {
-            let reply = call(&f, FetchCall(request)).await?;
-            let body = reply.body.await.map_err(host)?;
+            let reply = call_as(&f, FetchCall(request), network).await?.0?;
+            let body = reply.body.await.map_err(network)?;
             let headers = reply.retry_after.map(|v| vec![("retry-after".to_string(), v)]).unwrap_or_default();
             Ok(HttpResponse { status: reply.status, headers, body: Bytes::from(body) })
         })

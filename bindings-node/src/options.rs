@@ -63,7 +63,8 @@ pub struct ClientOptions<'a> {
     )]
     pub body_transform: Option<Function<'a, Json, MaybePromise<Option<Json>>>>,
     /// A fetch-compatible function used for the LLM requests (default: the engine's own
-    /// pooled HTTP/1.1 client).
+    /// pooled HTTP/1.1 client). A throw or a rejection (of the call or of reading the body)
+    /// is a network failure: retried like one, then the run rejects with that very error.
     #[napi(
         ts_type = "(url: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Response | Promise<Response>"
     )]
@@ -123,7 +124,7 @@ pub fn engine_options(o: ClientOptions<'_>) -> napi::Result<engine::Result<engin
     }
     e.request_params = o.request_params;
     if let Some(h) = o.hooks {
-        e.hooks = Some(Arc::new(JsHooks::from_object(&h)?));
+        e.hooks = Some(Arc::new(engine::JsonHooksAdapter(JsHooks::from_object(&h)?)));
     }
     if let Some(f) = o.wait_for {
         e.wait_for = Some(Arc::new(JsWaitFor(callback(f)?)));

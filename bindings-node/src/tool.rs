@@ -107,8 +107,10 @@ impl Tool {
         args: Option<Value>,
         ctx: Option<ExecuteContext>,
     ) -> napi::Result<PromiseRaw<'e, ToolResult>> {
-        let tk = engine::Toolkit::new(vec![self.inner.clone()]).map_err(|e| throw(env, e))?;
-        execute_in(env, Arc::new(tk), self.inner.name().to_string(), args, ctx)
+        let tool = self.inner.clone();
+        let ctx = tool_context(ctx);
+        let args = args.unwrap_or(Value::Null);
+        env.spawn_future(async move { Ok(ToolResult::from(tool.execute(args, ctx).await)) })
     }
 }
 
@@ -121,19 +123,11 @@ pub struct ExecuteContext {
     pub call_id: Option<String>,
 }
 
-/// Runs `name` of `toolkit` as the engine's `Toolkit::execute` does.
-pub fn execute_in<'e>(
-    env: &'e Env,
-    toolkit: Arc<engine::Toolkit>,
-    name: String,
-    args: Option<Value>,
-    ctx: Option<ExecuteContext>,
-) -> napi::Result<PromiseRaw<'e, ToolResult>> {
+/// The engine's context for an `execute` outside a run.
+pub fn tool_context(ctx: Option<ExecuteContext>) -> ToolContext {
     let ctx = ctx.unwrap_or(ExecuteContext { answer: None, call_id: None });
     let answer = ctx.answer.map(|a| engine::Answer { id: a.id, ok: a.ok, data: a.data, reason: a.reason });
-    let tctx = ToolContext { answer, call_id: ctx.call_id.unwrap_or_default(), ..ToolContext::default() };
-    let args = args.unwrap_or(Value::Null);
-    env.spawn_future(async move { Ok(ToolResult::from(toolkit.execute(&name, args, tctx).await)) })
+    ToolContext { answer, call_id: ctx.call_id.unwrap_or_default(), ..ToolContext::default() }
 }
 
 /// `defineTool` options.

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::convert::ToolResult;
 use crate::error::{invalid, throw};
-use crate::tool::{execute_in, ExecuteContext, Tool};
+use crate::tool::{tool_context, ExecuteContext, Tool};
 
 /// `createToolkit` options.
 #[napi(object, object_to_js = false)]
@@ -87,7 +87,10 @@ impl Toolkit {
         args: Option<Value>,
         ctx: Option<ExecuteContext>,
     ) -> napi::Result<PromiseRaw<'e, ToolResult>> {
-        execute_in(env, self.snapshot(), name, args, ctx)
+        let toolkit = self.snapshot();
+        let ctx = tool_context(ctx);
+        let args = args.unwrap_or(Value::Null);
+        env.spawn_future(async move { Ok(ToolResult::from(toolkit.execute(&name, args, ctx).await)) })
     }
 
     /// The OpenAI declarations: `{type: "function", function: {name, description, parameters}}`.

@@ -207,6 +207,37 @@ describe('hooks', () => {
     assert.equal(mock.seen[0].body.tools, undefined)
   })
 
+  test('hook events and overrides carry ToolResults in the JS shape (isError; a missing isError is false)', async () => {
+    const tk = await weatherToolkit()
+    const seen = []
+    mock.script([
+      openaiReply(null, [
+        ['c1', 'get_weather', '{"city":"Oslo"}'],
+        ['c2', 'add', '{"a":1,"b":2}'],
+      ]),
+      openaiReply('done'),
+    ])
+    const r = await openai({
+      hooks: {
+        beforeTool: (ev) => (ev.name === 'add' ? { result: { output: 'cached', metadata: { hit: true } } } : undefined),
+        afterTool: (ev) => {
+          seen.push(ev)
+          return { result: { ...ev.result, isError: true } }
+        },
+      },
+    }).run('x', { toolkit: tk })
+    assert.deepEqual(seen, [
+      { name: 'get_weather', args: { city: 'Oslo' }, result: { output: 'Sunny in Oslo', isError: false }, id: 'c1', turn: 0 },
+    ])
+    assert.deepEqual(
+      r.toolCalls.map((c) => [c.output, c.isError, c.metadata]),
+      [
+        ['Sunny in Oslo', true, undefined],
+        ['cached', false, { hit: true }],
+      ],
+    )
+  })
+
   test('a beforeTool short-circuit with pending() suspends the run', async () => {
     const tk = await weatherToolkit()
     mock.script([openaiReply(null, [['c1', 'get_weather', '{"city":"X"}']])])
@@ -457,6 +488,29 @@ describe('toolkit and vocabulary', () => {
     assert.deepEqual(await tk.get('my_tool_').execute({}), { output: 'o', isError: false, metadata: { k: 1 } })
     assert.deepEqual(await tk.execute('add', {}, { callId: 'x' }), { output: 'null', isError: false })
     await tk.close()
+  })
+
+  test('Tool.execute runs one tool alone: its ctx, a throw as an error result, a relay tool', async () => {
+    const echo = defineTool({
+      name: 'echo',
+      description: '',
+      run: async (args, ctx) => JSON.stringify({ args, callId: ctx.callId, answer: ctx.answer ?? null }),
+    })
+    assert.deepEqual(JSON.parse((await echo.execute()).output), { args: {}, callId: '', answer: null })
+    const answer = answerOutput('p-1', 'yes')
+    const out = await echo.execute({ q: 1 }, { callId: 'c-9', answer })
+    assert.deepEqual(JSON.parse(out.output), { args: { q: 1 }, callId: 'c-9', answer })
+    const bad = defineTool({
+      name: 'bad',
+      description: '',
+      run: () => {
+        throw new Error('nope')
+      },
+    })
+    assert.deepEqual(await bad.execute({}), { output: 'nope', isError: true })
+    const relay = await relayTool({ name: 'later' }).execute({})
+    assert.equal(relay.isError, true)
+    assert.match(relay.output, /later/)
   })
 
   test('pending, authRequired, pendingOf, answerOutput, answerDeclined', () => {

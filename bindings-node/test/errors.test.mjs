@@ -85,6 +85,72 @@ describe('errors', () => {
     await assert.rejects(openai({ fetch: async () => Promise.reject(boom) }).run('x'), (e) => e === boom)
   })
 
+  test('a fetch that rejects once with a network error is retried and the run succeeds', async () => {
+    let attempts = 0
+    const flaky = async (url, init) => {
+      attempts++
+      if (attempts === 1) throw new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) })
+      return globalThis.fetch(url, init)
+    }
+    const infos = []
+    mock.script([openaiReply('recovered')])
+    const r = await openai({ fetch: flaky, onError: (info) => void infos.push(info) }).run('x')
+    assert.equal(r.text, 'recovered')
+    assert.equal(attempts, 2)
+    assert.equal(mock.seen.length, 1, 'only the second attempt reached the server')
+    assert.deepEqual(infos, [{ error: 'fetch failed', attempt: 0, retryable: true }], 'onError saw a network failure')
+  })
+
+  test('a fetch that always rejects: retried, then the run rejects with that very error object', async () => {
+    for (const [retries, sync] of [
+      [3, false],
+      [0, false],
+      [2, true],
+    ]) {
+      const boom = new TypeError('fetch failed')
+      boom.cause = new Error('connect ECONNREFUSED')
+      let attempts = 0
+      const down = sync
+        ? () => {
+            attempts++
+            throw boom
+          }
+        : async () => {
+            attempts++
+            await sleep(1)
+            throw boom
+          }
+      await assert.rejects(openai({ fetch: down, retries }).run('x'), (e) => {
+        assert.equal(e, boom, 'the very object fetch rejected with')
+        assert.ok(!(e instanceof tn.ToolnexusError))
+        return true
+      })
+      assert.equal(attempts, retries + 1, `retries ${retries}, ${sync ? 'sync throw' : 'rejection'}`)
+    }
+  })
+
+  test('a fetch whose body read rejects is retried too; an answer that is not a Response is not', async () => {
+    let attempts = 0
+    const torn = async (url, init) => {
+      attempts++
+      if (attempts === 1) {
+        return { status: 200, headers: new Headers(), text: () => Promise.reject(new TypeError('terminated')) }
+      }
+      return globalThis.fetch(url, init)
+    }
+    mock.script([openaiReply('whole')])
+    assert.equal((await openai({ fetch: torn }).run('x')).text, 'whole')
+    assert.equal(attempts, 2)
+
+    let calls = 0
+    const wrong = async () => {
+      calls++
+      return 42
+    }
+    await assert.rejects(openai({ fetch: wrong, retries: 3 }).run('x'), (e) => e instanceof tn.HostError && e.code === 'host')
+    assert.equal(calls, 1, 'a host bug is not retried')
+  })
+
   test('a throwing tool becomes an error result and the run goes on', async () => {
     const tk = await createToolkit({
       builtins: false,
