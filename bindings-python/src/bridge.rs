@@ -1,24 +1,31 @@
 //! The crossing between the engine's tokio threads and the caller's asyncio loop.
 //!
-//! A run is spawned on the library's runtime with the caller's loop in a task-local. When the
-//! engine needs the host (a tool, `wait_for`, a hook, a transport), it schedules a call on that
-//! loop with `call_soon_threadsafe` and awaits a oneshot that the Python side completes
-//! (`_complete` / `_fail`). The GIL is taken only to schedule and to convert, never across an
-//! await. The runtime is the library's own, rebuilt in a forked child.
+//! A run's future is polled on the caller's asyncio loop thread, inside the library's tokio
+//! runtime context ([`RunTask`]): the engine's work runs there in short polls, host callbacks
+//! (tools, `wait_for`, hooks, transports) are called inline, and only socket readiness and
+//! timers, driven by the runtime's own threads, wake the task by scheduling its next poll with
+//! `call_soon_threadsafe`. Host calls answer through a oneshot (`_complete` / `_fail`), at once
+//! or, for a coroutine that really waits, from its Task later. The GIL is never held across an
+//! await: a poll returns to the loop whenever the engine waits. The runtime is the library's
+//! own, rebuilt in a forked child.
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 
-use engine::{Error, ErrorKind};
+use engine::{CancellationToken, Error, ErrorKind};
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use serde_json::Value;
 use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 
-use crate::error::PyHostError;
+use crate::convert::to_py;
+use crate::error::{to_py_err, PyHostError};
 
 static RUNTIME: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
 
@@ -50,16 +57,6 @@ pub fn _after_fork_child() {
     engine::Http1Transport::abandon_shared();
     let stale = PENDING.lock().unwrap_or_else(|p| p.into_inner()).take();
     std::mem::forget(stale);
-}
-
-/// The caller's event loop and the Python dispatcher, for the run in progress.
-pub struct LoopRef {
-    pub event_loop: Py<PyAny>,
-    pub dispatch: Py<PyAny>,
-}
-
-tokio::task_local! {
-    pub static LOOP: Arc<LoopRef>;
 }
 
 type Sender = oneshot::Sender<Result<Py<PyAny>, PyErr>>;
@@ -97,20 +94,18 @@ pub fn _fail(token: u64, exc: Bound<'_, PyBaseException>) {
     }
 }
 
-/// Calls `func(*args)` on the run's event loop (awaiting it there if it is a coroutine) and
-/// waits for its value. A Python exception is a host error carrying it unchanged.
+/// Calls `func(*args)` through `_bridge.dispatch` and waits for its value. Runs are polled on
+/// their event loop's thread (see [`RunTask`]), so the call happens right here; a coroutine is
+/// stepped at once, and only one that really waits goes on as a Task that completes the token
+/// later. A Python exception is a host error carrying it unchanged.
 pub async fn call_py(func: Py<PyAny>, args: Py<PyTuple>) -> Result<Py<PyAny>, Error> {
-    let lp = LOOP
-        .try_with(|l| l.clone())
-        .map_err(|_| Error::new(ErrorKind::Internal, "a host call was made outside of a run"))?;
     let token = NEXT.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = oneshot::channel();
     pending().get_or_insert_with(HashMap::new).insert(token, tx);
     let _forget = Forget(token);
-    Python::attach(|py| {
-        lp.event_loop
-            .call_method1(py, "call_soon_threadsafe", (lp.dispatch.clone_ref(py), func, args, token))
-            .map(|_| ())
+    Python::attach(|py| -> PyResult<()> {
+        crate::host::bridge_fn(py, "dispatch")?.call1(py, (func, args, token))?;
+        Ok(())
     })
     .map_err(|e| Python::attach(|py| PyHostError::wrap(py, e)))?;
     match rx.await {
@@ -120,17 +115,116 @@ pub async fn call_py(func: Py<PyAny>, args: Py<PyTuple>) -> Result<Py<PyAny>, Er
     }
 }
 
-/// Spawns `fut` on the runtime with `lp` as its loop, and hands its outcome to `deliver`
-/// (called with the GIL held) when it ends.
-pub fn spawn_run<T: Send + 'static>(
-    lp: Arc<LoopRef>,
-    fut: impl Future<Output = Result<T, Error>> + Send + 'static,
-    deliver: impl FnOnce(Python<'_>, &Arc<LoopRef>, Result<T, Error>) + Send + 'static,
-) -> PyResult<()> {
-    let rt = runtime()?;
-    rt.spawn(async move {
-        let out = LOOP.scope(lp.clone(), fut).await;
-        Python::attach(|py| deliver(py, &lp, out));
-    });
-    Ok(())
+type RunFuture = Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>>;
+
+/// A run driven by its caller's event loop: polled on the loop's thread (inside the library's
+/// runtime context, so its sockets and timers live on the runtime's reactor), and woken by
+/// scheduling another poll there. Host callbacks therefore run inline, on the loop, with no
+/// thread hop; only I/O readiness and timers cross from the runtime's threads.
+#[pyclass(frozen, module = "toolnexus._native", name = "RunHandle")]
+pub struct RunTask {
+    fut: Mutex<Option<RunFuture>>,
+    waker: Mutex<Option<Waker>>,
+    scheduled: AtomicBool,
+    event_loop: Py<PyAny>,
+    future: Py<PyAny>,
+    cancel: CancellationToken,
+}
+
+struct TaskWaker {
+    task: Py<RunTask>,
+}
+
+impl Wake for TaskWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let task = self.task.get();
+        if task.scheduled.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        Python::attach(|py| {
+            // A closed loop has nobody left to run for.
+            if let Ok(poll) = self.task.getattr(py, "_poll") {
+                let _ = task.event_loop.call_method1(py, "call_soon_threadsafe", (poll,));
+            }
+        });
+    }
+}
+
+#[pymethods]
+impl RunTask {
+    /// Aborts the run (its in-flight request included); it ends with RunCancelled.
+    fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    fn _poll(slf: Py<Self>, py: Python<'_>) {
+        RunTask::poll_now(&slf, py);
+    }
+}
+
+impl RunTask {
+    /// Starts `fut` for `event_loop`, settling `future` (an asyncio future) with its outcome.
+    pub fn start(
+        py: Python<'_>,
+        event_loop: Py<PyAny>,
+        future: Py<PyAny>,
+        cancel: CancellationToken,
+        fut: impl Future<Output = Result<Value, Error>> + Send + 'static,
+    ) -> PyResult<Py<RunTask>> {
+        let task = Py::new(
+            py,
+            RunTask {
+                fut: Mutex::new(Some(Box::pin(fut))),
+                waker: Mutex::new(None),
+                scheduled: AtomicBool::new(false),
+                event_loop,
+                future,
+                cancel,
+            },
+        )?;
+        let waker = Waker::from(Arc::new(TaskWaker { task: task.clone_ref(py) }));
+        *task.get().waker.lock().unwrap_or_else(|p| p.into_inner()) = Some(waker);
+        RunTask::poll_now(&task, py);
+        Ok(task)
+    }
+
+    fn poll_now(slf: &Py<Self>, py: Python<'_>) {
+        let task = slf.get();
+        task.scheduled.store(false, Ordering::Release);
+        let Some(waker) = task.waker.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
+        let rt = match runtime() {
+            Ok(rt) => rt,
+            Err(e) => return task.settle(py, Err(Error::new(ErrorKind::Internal, e.to_string()))),
+        };
+        let mut slot = task.fut.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(fut) = slot.as_mut() else { return };
+        let _in_runtime = rt.enter();
+        let out = match fut.as_mut().poll(&mut Context::from_waker(&waker)) {
+            Poll::Pending => return,
+            Poll::Ready(out) => out,
+        };
+        // Done: drop the future and the waker (which refers back to this task) before settling.
+        *slot = None;
+        drop(slot);
+        task.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        task.settle(py, out);
+    }
+
+    fn settle(&self, py: Python<'_>, out: Result<Value, Error>) {
+        let settle = || -> PyResult<()> {
+            let (ok, value) = match out {
+                Ok(v) => (true, to_py(py, &v)?.unbind()),
+                Err(e) => (false, to_py_err(py, e).into_value(py).into_any()),
+            };
+            crate::host::bridge_fn(py, "resolve")?.call1(py, (self.future.clone_ref(py), ok, value))?;
+            Ok(())
+        };
+        if let Err(e) = settle() {
+            e.write_unraisable(py, None);
+        }
+    }
 }

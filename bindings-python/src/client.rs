@@ -7,11 +7,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 
-use crate::bridge::{spawn_run, LoopRef};
+use crate::bridge::RunTask;
 use crate::convert::from_py;
 use crate::error;
 use crate::host::{PyBodyTransform, PyHooks, PyOnError, PyTransport, PyWaitFor};
-use crate::toolkit::{dispatcher, resolve, PyToolkit};
+use crate::toolkit::PyToolkit;
 
 /// The four hook callables, each `None` when the host's hooks lack it.
 type HookSlots = (Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>);
@@ -21,19 +21,6 @@ type HookSlots = (Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>, Optio
 #[pyclass(frozen, module = "toolnexus._native", name = "Client")]
 pub struct PyClient {
     inner: Arc<Client>,
-}
-
-/// A run in progress; `cancel()` aborts it (its in-flight request included).
-#[pyclass(frozen, module = "toolnexus._native", name = "RunHandle")]
-pub struct RunHandle {
-    token: CancellationToken,
-}
-
-#[pymethods]
-impl RunHandle {
-    fn cancel(&self) {
-        self.token.cancel();
-    }
 }
 
 fn options(py: Python<'_>, o: &Bound<'_, PyDict>) -> PyResult<ClientOptions> {
@@ -104,7 +91,7 @@ impl PyClient {
         history: Option<Bound<'_, PyAny>>,
         pending: Option<Bound<'_, PyAny>>,
         answer: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<RunHandle> {
+    ) -> PyResult<Py<RunTask>> {
         let history = match history {
             Some(h) if !h.is_none() => match from_py(&h)? {
                 Value::Array(a) => a,
@@ -123,7 +110,6 @@ impl PyClient {
             _ => None,
         };
         let token = CancellationToken::new();
-        let lp = Arc::new(LoopRef { event_loop, dispatch: dispatcher(py)? });
         let client = self.inner.clone();
         let toolkit = toolkit.map(|t| t.inner.clone());
         let run_token = token.clone();
@@ -132,7 +118,6 @@ impl PyClient {
             let r = client.run_input(input).await?;
             Ok(serde_json::to_value(r).unwrap_or(Value::Null))
         };
-        spawn_run(lp, fut, move |py, lp, out| resolve(py, lp, future, out))?;
-        Ok(RunHandle { token })
+        RunTask::start(py, event_loop, future, token, fut)
     }
 }

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use engine::{Tool, ToolContext, ToolSource, Toolkit};
+use engine::{CancellationToken, Tool, ToolContext, ToolSource, Toolkit};
 use pyo3::prelude::*;
 use serde_json::Value;
 
-use crate::bridge::{spawn_run, LoopRef};
+use crate::bridge::RunTask;
 use crate::convert::{from_py, to_py};
 use crate::error;
 use crate::host::PyTool;
@@ -75,32 +75,11 @@ impl PyToolkit {
             Value::Null => None,
             v => Some(error::map(py, engine::Answer::from_json(&v))?),
         };
-        let lp = Arc::new(LoopRef { event_loop, dispatch: dispatcher(py)? });
         let tk = self.inner.clone();
         let fut = async move {
             let ctx = ToolContext { answer, ..ToolContext::default() };
             Ok(serde_json::to_value(tk.execute(&name, args, ctx).await).unwrap_or(Value::Null))
         };
-        spawn_run(lp, fut, move |py, lp, out| resolve(py, lp, future, out))
+        RunTask::start(py, event_loop, future, CancellationToken::new(), fut).map(|_| ())
     }
-}
-
-/// `_bridge.dispatch`: the loop-side half of every host call.
-pub fn dispatcher(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    crate::host::bridge_fn(py, "dispatch")
-}
-
-/// Settles `future` on its loop with the outcome (`_bridge.resolve` ignores a cancelled future).
-pub fn resolve(py: Python<'_>, lp: &Arc<LoopRef>, future: Py<PyAny>, out: engine::Result<Value>) {
-    let settle = || -> PyResult<()> {
-        let resolve = crate::host::bridge_fn(py, "resolve")?;
-        let (ok, value) = match out {
-            Ok(v) => (true, to_py(py, &v)?.unbind()),
-            Err(e) => (false, error::to_py_err(py, e).into_value(py).into_any()),
-        };
-        lp.event_loop.call_method1(py, "call_soon_threadsafe", (resolve, future, ok, value))?;
-        Ok(())
-    };
-    // A closed loop has nobody left to tell.
-    let _ = settle();
 }
