@@ -3,28 +3,30 @@
 //! A run's future is polled on the caller's asyncio loop thread, inside the library's tokio
 //! runtime context ([`RunTask`]): the engine's work runs there in short polls, host callbacks
 //! (tools, `wait_for`, hooks, transports) are called inline, and only socket readiness and
-//! timers, driven by the runtime's own threads, wake the task by scheduling its next poll with
-//! `call_soon_threadsafe`. Host calls answer through a oneshot (`_complete` / `_fail`), at once
-//! or, for a coroutine that really waits, from its Task later. The GIL is never held across an
-//! await: a poll returns to the loop whenever the engine waits. The runtime is the library's
-//! own, rebuilt in a forked child.
+//! timers, driven by the runtime's own threads, wake the task: it is queued on the loop's
+//! [`LoopWaker`], which the loop drains on its own thread. A host call that does not finish at
+//! once answers through a oneshot (`_complete` / `_fail`) from its Task later. The GIL is never
+//! held across an await: a poll returns to the loop whenever the engine waits. The runtime is
+//! the library's own, rebuilt in a forked child.
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 use engine::{CancellationToken, Error, ErrorKind};
-use pyo3::exceptions::PyBaseException;
+use pyo3::exceptions::{PyBaseException, PyStopIteration};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
-use serde_json::Value;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyString, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReference};
 use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 
-use crate::convert::to_py;
 use crate::error::{to_py_err, PyHostError};
 
 static RUNTIME: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
@@ -94,46 +96,161 @@ pub fn _fail(token: u64, exc: Bound<'_, PyBaseException>) {
     }
 }
 
-/// Calls `func(*args)` through `_bridge.dispatch` and waits for its value. Runs are polled on
-/// their event loop's thread (see [`RunTask`]), so the call happens right here; a coroutine is
-/// stepped at once, and only one that really waits goes on as a Task that completes the token
-/// later. A Python exception is a host error carrying it unchanged.
+/// Calls `func(*args)` and waits for its value. Runs are polled on their event loop's thread
+/// (see [`RunTask`]), so the call happens right here. A coroutine is stepped at once, like an
+/// eager task: most host calls finish without suspending and then cost no Task, no token and no
+/// further turn of the loop. One that really waits goes on as a Task (`_bridge.continue_task`)
+/// that completes a token later. A Python exception is a host error carrying it unchanged.
 pub async fn call_py(func: Py<PyAny>, args: Py<PyTuple>) -> Result<Py<PyAny>, Error> {
-    let token = NEXT.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = oneshot::channel();
-    pending().get_or_insert_with(HashMap::new).insert(token, tx);
-    let _forget = Forget(token);
-    Python::attach(|py| -> PyResult<()> {
-        crate::host::bridge_fn(py, "dispatch")?.call1(py, (func, args, token))?;
-        Ok(())
-    })
-    .map_err(|e| Python::attach(|py| PyHostError::wrap(py, e)))?;
-    match rx.await {
+    let started = Python::attach(|py| start_call(py, func, args));
+    let rx = match started {
+        Started::Done(v) => return Ok(v),
+        Started::Failed(e) => return Err(Python::attach(|py| PyHostError::wrap(py, e))),
+        Started::Later(rx, token) => (rx, Forget(token)),
+    };
+    match rx.0.await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Python::attach(|py| PyHostError::wrap(py, e))),
         Err(_) => Err(Error::new(ErrorKind::Cancelled, "the event loop dropped the call")),
     }
 }
 
-type RunFuture = Pin<Box<dyn Future<Output = Result<Value, Error>> + Send>>;
+enum Started {
+    Done(Py<PyAny>),
+    Failed(PyErr),
+    Later(oneshot::Receiver<Result<Py<PyAny>, PyErr>>, u64),
+}
+
+fn start_call(py: Python<'_>, func: Py<PyAny>, args: Py<PyTuple>) -> Started {
+    let out = match func.call1(py, args.bind(py)) {
+        Ok(out) => out.into_bound(py),
+        Err(e) => return Started::Failed(e),
+    };
+    let awaitable = if out.is_instance(coroutine_type(py)).unwrap_or(false) {
+        match out.call_method1("send", (py.None(),)) {
+            Err(e) if e.is_instance_of::<PyStopIteration>(py) => {
+                return match e.value(py).getattr("value") {
+                    Ok(v) => Started::Done(v.unbind()),
+                    Err(e) => Started::Failed(e),
+                };
+            }
+            Err(e) => return Started::Failed(e),
+            // It is waiting on `yielded`: a Task takes it from here.
+            Ok(yielded) => match crate::host::bridge_fn(py, "finish").and_then(|f| f.call1(py, (&out, yielded))) {
+                Ok(finisher) => finisher.into_bound(py),
+                Err(e) => return Started::Failed(e),
+            },
+        }
+    } else if out.hasattr("__await__").unwrap_or(false) {
+        out
+    } else {
+        return Started::Done(out.unbind());
+    };
+    let token = NEXT.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = oneshot::channel();
+    pending().get_or_insert_with(HashMap::new).insert(token, tx);
+    match crate::host::bridge_fn(py, "continue_task").and_then(|f| f.call1(py, (awaitable, token))) {
+        Ok(_) => Started::Later(rx, token),
+        Err(e) => {
+            drop(Forget(token));
+            Started::Failed(e)
+        }
+    }
+}
+
+fn coroutine_type(py: Python<'_>) -> &Bound<'_, PyType> {
+    static CORO: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    CORO.get_or_init(py, || {
+        py.import("types")
+            .and_then(|t| t.getattr("CoroutineType"))
+            .and_then(|t| t.cast_into::<PyType>().map_err(Into::into))
+            .map(Bound::unbind)
+            .unwrap_or_else(|_| py.get_type::<PyTuple>().unbind())
+    })
+    .bind(py)
+}
+
+/// A run's future; its output is the outcome as JSON text, decoded by `json.loads` on the
+/// Python side.
+type RunFuture = Pin<Box<dyn Future<Output = Result<String, Error>> + Send>>;
+
+/// Wakes one event loop from any thread without the GIL: a woken run is queued here and, when
+/// the queue was empty, one byte goes down a socket pair whose read end the loop watches
+/// (`loop.add_reader`). The loop then drains the queue and polls each run, on its own thread.
+#[pyclass(frozen, module = "toolnexus._native", name = "LoopWaker")]
+pub struct LoopWaker {
+    queue: Arc<WakeQueue>,
+    reader: UnixStream,
+}
+
+struct WakeQueue {
+    ready: Mutex<Vec<Arc<TaskInner>>>,
+    writer: UnixStream,
+}
+
+impl WakeQueue {
+    fn push(&self, task: Arc<TaskInner>) {
+        let was_empty = {
+            let mut ready = self.ready.lock().unwrap_or_else(|p| p.into_inner());
+            ready.push(task);
+            ready.len() == 1
+        };
+        if was_empty {
+            // One byte per empty-to-queued transition. Both ends are non-blocking: a full
+            // buffer already holds a wake-up, so a byte that does not fit is not needed.
+            let _ = (&self.writer).write(&[1]);
+        }
+    }
+}
+
+#[pymethods]
+impl LoopWaker {
+    #[new]
+    fn new(py: Python<'_>, event_loop: Bound<'_, PyAny>) -> PyResult<Py<LoopWaker>> {
+        let (reader, writer) = UnixStream::pair()?;
+        reader.set_nonblocking(true)?;
+        writer.set_nonblocking(true)?;
+        let fd = reader.as_raw_fd();
+        let queue = Arc::new(WakeQueue { ready: Mutex::new(Vec::new()), writer });
+        let waker = Py::new(py, LoopWaker { queue, reader })?;
+        event_loop.call_method1("add_reader", (fd, waker.getattr(py, "_ready")?))?;
+        Ok(waker)
+    }
+
+    fn _ready(&self, py: Python<'_>) {
+        let mut bytes = [0u8; 64];
+        while matches!((&self.reader).read(&mut bytes), Ok(n) if n == bytes.len()) {}
+        let ready = std::mem::take(&mut *self.queue.ready.lock().unwrap_or_else(|p| p.into_inner()));
+        for task in ready {
+            task.poll_now(py);
+        }
+    }
+}
 
 /// A run driven by its caller's event loop: polled on the loop's thread (inside the library's
-/// runtime context, so its sockets and timers live on the runtime's reactor), and woken by
-/// scheduling another poll there. Host callbacks therefore run inline, on the loop, with no
-/// thread hop; only I/O readiness and timers cross from the runtime's threads.
+/// runtime context, so its sockets and timers live on the runtime's reactor), and woken through
+/// the loop's [`LoopWaker`]. Host callbacks therefore run inline, on the loop, with no thread
+/// hop; only I/O readiness and timers cross from the runtime's threads, without the GIL.
+///
+/// The handle owns the run: wakers hold it weakly, so a handle dropped before the run ends
+/// (its awaiting task gone, its loop closed) drops the run with it, connection included.
 #[pyclass(frozen, module = "toolnexus._native", name = "RunHandle")]
 pub struct RunTask {
+    inner: Arc<TaskInner>,
+}
+
+struct TaskInner {
     fut: Mutex<Option<RunFuture>>,
     waker: Mutex<Option<Waker>>,
     scheduled: AtomicBool,
-    event_loop: Py<PyAny>,
-    future: Py<PyAny>,
+    /// Held weakly: its awaiting task holds it (and, through its coroutine, this run's handle),
+    /// so a strong reference would make a cycle the garbage collector cannot see through.
+    future: Py<PyWeakrefReference>,
     cancel: CancellationToken,
+    queue: Arc<WakeQueue>,
 }
 
-struct TaskWaker {
-    task: Py<RunTask>,
-}
+struct TaskWaker(Weak<TaskInner>);
 
 impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
@@ -141,16 +258,11 @@ impl Wake for TaskWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let task = self.task.get();
-        if task.scheduled.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        Python::attach(|py| {
-            // A closed loop has nobody left to run for.
-            if let Ok(poll) = self.task.getattr(py, "_poll") {
-                let _ = task.event_loop.call_method1(py, "call_soon_threadsafe", (poll,));
+        if let Some(task) = self.0.upgrade() {
+            if !task.scheduled.swap(true, Ordering::AcqRel) {
+                task.queue.push(task.clone());
             }
-        });
+        }
     }
 }
 
@@ -158,69 +270,66 @@ impl Wake for TaskWaker {
 impl RunTask {
     /// Aborts the run (its in-flight request included); it ends with RunCancelled.
     fn cancel(&self) {
-        self.cancel.cancel();
-    }
-
-    fn _poll(slf: Py<Self>, py: Python<'_>) {
-        RunTask::poll_now(&slf, py);
+        self.inner.cancel.cancel();
     }
 }
 
 impl RunTask {
-    /// Starts `fut` for `event_loop`, settling `future` (an asyncio future) with its outcome.
+    /// Starts `fut` on the loop `waker` serves, settling `future` (an asyncio future) with its
+    /// outcome. The first poll happens now.
     pub fn start(
         py: Python<'_>,
-        event_loop: Py<PyAny>,
+        waker: &LoopWaker,
         future: Py<PyAny>,
         cancel: CancellationToken,
-        fut: impl Future<Output = Result<Value, Error>> + Send + 'static,
-    ) -> PyResult<Py<RunTask>> {
-        let task = Py::new(
-            py,
-            RunTask {
-                fut: Mutex::new(Some(Box::pin(fut))),
-                waker: Mutex::new(None),
-                scheduled: AtomicBool::new(false),
-                event_loop,
-                future,
-                cancel,
-            },
-        )?;
-        let waker = Waker::from(Arc::new(TaskWaker { task: task.clone_ref(py) }));
-        *task.get().waker.lock().unwrap_or_else(|p| p.into_inner()) = Some(waker);
-        RunTask::poll_now(&task, py);
-        Ok(task)
+        fut: impl Future<Output = Result<String, Error>> + Send + 'static,
+    ) -> PyResult<RunTask> {
+        let inner = Arc::new(TaskInner {
+            fut: Mutex::new(Some(Box::pin(fut))),
+            waker: Mutex::new(None),
+            scheduled: AtomicBool::new(false),
+            future: PyWeakrefReference::new(future.bind(py))?.unbind(),
+            cancel,
+            queue: waker.queue.clone(),
+        });
+        *inner.waker.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Waker::from(Arc::new(TaskWaker(Arc::downgrade(&inner)))));
+        inner.poll_now(py);
+        Ok(RunTask { inner })
     }
+}
 
-    fn poll_now(slf: &Py<Self>, py: Python<'_>) {
-        let task = slf.get();
-        task.scheduled.store(false, Ordering::Release);
-        let Some(waker) = task.waker.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
+impl TaskInner {
+    fn poll_now(&self, py: Python<'_>) {
+        self.scheduled.store(false, Ordering::Release);
+        let Some(waker) = self.waker.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
         let rt = match runtime() {
             Ok(rt) => rt,
-            Err(e) => return task.settle(py, Err(Error::new(ErrorKind::Internal, e.to_string()))),
+            Err(e) => return self.settle(py, Err(Error::new(ErrorKind::Internal, e.to_string()))),
         };
-        let mut slot = task.fut.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.fut.lock().unwrap_or_else(|p| p.into_inner());
         let Some(fut) = slot.as_mut() else { return };
         let _in_runtime = rt.enter();
         let out = match fut.as_mut().poll(&mut Context::from_waker(&waker)) {
             Poll::Pending => return,
             Poll::Ready(out) => out,
         };
-        // Done: drop the future and the waker (which refers back to this task) before settling.
+        // Done: drop the future and the waker before settling.
         *slot = None;
         drop(slot);
-        task.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
-        task.settle(py, out);
+        self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.settle(py, out);
     }
 
-    fn settle(&self, py: Python<'_>, out: Result<Value, Error>) {
+    fn settle(&self, py: Python<'_>, out: Result<String, Error>) {
+        // Nobody is left to read the outcome when the future is gone.
+        let Some(future) = self.future.bind(py).upgrade() else { return };
         let settle = || -> PyResult<()> {
             let (ok, value) = match out {
-                Ok(v) => (true, to_py(py, &v)?.unbind()),
+                Ok(text) => (true, PyString::new(py, &text).into_any().unbind()),
                 Err(e) => (false, to_py_err(py, e).into_value(py).into_any()),
             };
-            crate::host::bridge_fn(py, "resolve")?.call1(py, (self.future.clone_ref(py), ok, value))?;
+            crate::host::bridge_fn(py, "resolve")?.call1(py, (future, ok, value))?;
             Ok(())
         };
         if let Err(e) = settle() {

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 
-use crate::bridge::RunTask;
+use crate::bridge::{LoopWaker, RunTask};
 use crate::convert::from_py;
 use crate::error;
 use crate::host::{PyBodyTransform, PyHooks, PyOnError, PyTransport, PyWaitFor};
@@ -78,28 +78,33 @@ impl PyClient {
         Ok(PyClient { inner: Arc::new(client) })
     }
 
-    /// Starts a run on `event_loop`; `future` is resolved with the RunResult as a dict.
-    #[pyo3(signature = (event_loop, future, toolkit, prompt, history, pending, answer))]
+    /// Starts a run on `event_loop`; `future` is resolved with `[n, result_json]`: the
+    /// RunResult as JSON text whose `messages` leave out their first `n` entries, which are
+    /// the caller's `history` unchanged (the Python side puts the caller's own dicts back, as
+    /// the published package does, instead of decoding copies).
+    #[pyo3(signature = (waker, future, toolkit, prompt, history, pending, answer))]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
         py: Python<'_>,
-        event_loop: Py<PyAny>,
+        waker: PyRef<'_, LoopWaker>,
         future: Py<PyAny>,
         toolkit: Option<PyRef<'_, PyToolkit>>,
         prompt: Option<String>,
         history: Option<Bound<'_, PyAny>>,
         pending: Option<Bound<'_, PyAny>>,
         answer: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<Py<RunTask>> {
-        let history = match history {
-            Some(h) if !h.is_none() => match from_py(&h)? {
-                Value::Array(a) => a,
+    ) -> PyResult<RunTask> {
+        let history: Vec<Value> = match history {
+            Some(h) => match from_py(&h)? {
+                Value::Array(items) => items,
                 _ => {
-                    return Err(pyo3::exceptions::PyTypeError::new_err("toolnexus: history must be a list of messages"))
+                    return Err(pyo3::exceptions::PyTypeError::new_err(
+                        "toolnexus: history must be a list of message dicts",
+                    ))
                 }
             },
-            _ => Vec::new(),
+            None => Vec::new(),
         };
         let resume = match (pending, answer) {
             (Some(p), Some(a)) => {
@@ -114,10 +119,15 @@ impl PyClient {
         let toolkit = toolkit.map(|t| t.inner.clone());
         let run_token = token.clone();
         let fut = async move {
+            let given = history.clone();
             let input = RunInput { prompt, history, toolkit: toolkit.as_deref(), cancel: Some(run_token), resume };
-            let r = client.run_input(input).await?;
-            Ok(serde_json::to_value(r).unwrap_or(Value::Null))
+            let mut r = client.run_input(input).await?;
+            let kept = r.messages.iter().zip(&given).take_while(|(a, b)| a == b).count();
+            r.messages.drain(..kept);
+            let json = serde_json::to_string(&r)
+                .map_err(|e| engine::Error::new(engine::ErrorKind::Internal, e.to_string()))?;
+            Ok(format!("[{kept},{json}]"))
         };
-        RunTask::start(py, event_loop, future, token, fut)
+        RunTask::start(py, &waker, future, token, fut)
     }
 }

@@ -10,7 +10,7 @@ use engine::{
 use futures_util::future::BoxFuture;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use serde_json::Value;
 
 use crate::bridge::call_py;
@@ -39,34 +39,66 @@ fn invalid(what: &str, e: impl std::fmt::Display) -> Error {
     Error::host(format!("toolnexus: {what}: {e}").into())
 }
 
-/// A Python `Tool` (its `execute` is called through `_bridge.run_tool`).
+/// A Python `Tool`: its `execute(args, ctx)` is called directly (the bound method is looked up
+/// once), and the ToolResult it returns is read attribute by attribute.
 pub struct PyTool {
-    pub tool: Py<PyAny>,
+    pub execute: Py<PyAny>,
+}
+
+impl PyTool {
+    pub fn new(py: Python<'_>, tool: &Py<PyAny>) -> PyResult<PyTool> {
+        Ok(PyTool { execute: tool.getattr(py, "execute")? })
+    }
+}
+
+/// `toolnexus.types.ToolContext`.
+fn tool_context_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    CLASS
+        .get_or_try_init(py, || py.import("toolnexus.types").and_then(|m| m.getattr("ToolContext")).map(Bound::unbind))
+        .map(|c| c.bind(py))
+}
+
+fn tool_context<'py>(py: Python<'py>, ctx: &ToolContext) -> PyResult<Bound<'py, PyAny>> {
+    let timeout = ctx.timeout.map(|t| t.as_secs_f64());
+    match &ctx.answer {
+        None => {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("timeout", timeout)?;
+            tool_context_class(py)?.call((), Some(&kwargs))
+        }
+        Some(a) => bridge_fn(py, "tool_context")?.bind(py).call1((to_py(py, &a.to_json())?, timeout)),
+    }
+}
+
+/// A ToolResult the host returned, as the engine's type.
+fn tool_result(py: Python<'_>, r: &Bound<'_, PyAny>) -> PyResult<ToolResult> {
+    let metadata = r.getattr("metadata")?;
+    if !metadata.is_none() {
+        // Metadata may hold the package's dataclasses (a pending Request): let Python flatten it.
+        let wire = bridge_fn(py, "result_wire")?.call1(py, (r,))?;
+        return serde_json::from_value(from_py(wire.bind(py))?)
+            .map_err(|e| pyo3::exceptions::PyTypeError::new_err(format!("toolnexus: invalid ToolResult: {e}")));
+    }
+    Ok(ToolResult {
+        output: r.getattr("output")?.extract()?,
+        is_error: r.getattr("is_error")?.extract()?,
+        metadata: None,
+    })
 }
 
 impl ToolHandler for PyTool {
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, engine::Result<ToolResult>> {
-        let tool = Python::attach(|py| self.tool.clone_ref(py));
+        let call = Python::attach(|py| -> PyResult<_> {
+            let args = PyTuple::new(py, [to_py(py, &args)?, tool_context(py, &ctx)?])?;
+            Ok((self.execute.clone_ref(py), args.unbind()))
+        });
         Box::pin(async move {
-            let v = bridge_call("run_tool", move |py| {
-                let answer = match &ctx.answer {
-                    Some(a) => to_py(py, &a.to_json())?,
-                    None => py.None().into_bound(py),
-                };
-                let timeout = ctx.timeout.map(|t| t.as_secs_f64());
-                PyTuple::new(
-                    py,
-                    [
-                        tool.into_bound(py),
-                        to_py(py, &args)?,
-                        answer,
-                        ctx.call_id.into_pyobject(py)?.into_any(),
-                        timeout.into_pyobject(py)?.into_any(),
-                    ],
-                )
+            let (func, args) = call.map_err(|e| Python::attach(|py| PyHostError::wrap(py, e)))?;
+            let out = call_py(func, args).await?;
+            Python::attach(|py| {
+                tool_result(py, out.bind(py)).map_err(|e| invalid("a tool returned an invalid result", e))
             })
-            .await?;
-            serde_json::from_value(v).map_err(|e| invalid("a tool returned an invalid result", e))
         })
     }
 }

@@ -21,6 +21,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENGINE_VERSION", engine::VERSION)?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<bridge::RunTask>()?;
+    m.add_class::<bridge::LoopWaker>()?;
     m.add_class::<toolkit::PyToolkit>()?;
     m.add_function(wrap_pyfunction!(bridge::_complete, m)?)?;
     m.add_function(wrap_pyfunction!(bridge::_fail, m)?)?;

@@ -6,7 +6,7 @@ use engine::{CancellationToken, Tool, ToolContext, ToolSource, Toolkit};
 use pyo3::prelude::*;
 use serde_json::Value;
 
-use crate::bridge::RunTask;
+use crate::bridge::{LoopWaker, RunTask};
 use crate::convert::{from_py, to_py};
 use crate::error;
 use crate::host::PyTool;
@@ -33,7 +33,7 @@ impl PyToolkit {
             tools.push(if source == ToolSource::Relay {
                 Tool::relay(&name, &description, Some(schema))
             } else {
-                Tool::new(&name, &description, schema, source, Arc::new(PyTool { tool }))
+                Tool::new(&name, &description, schema, source, Arc::new(PyTool::new(py, &tool)?))
             });
         }
         let tk = error::map(py, Toolkit::new(tools))?;
@@ -60,16 +60,17 @@ impl PyToolkit {
         to_py(py, &Value::Array(decls))
     }
 
-    /// Runs one tool on `event_loop`, resolving `future` with its ToolResult as a dict.
+    /// Runs one tool on the loop `waker` serves, resolving `future` with its ToolResult as JSON
+    /// text. The returned handle owns the execution: keep it until `future` is done.
     fn execute(
         &self,
         py: Python<'_>,
-        event_loop: Py<PyAny>,
+        waker: PyRef<'_, LoopWaker>,
         future: Py<PyAny>,
         name: String,
         args: Bound<'_, PyAny>,
         answer: Bound<'_, PyAny>,
-    ) -> PyResult<()> {
+    ) -> PyResult<RunTask> {
         let args = from_py(&args)?;
         let answer = match from_py(&answer)? {
             Value::Null => None,
@@ -78,8 +79,9 @@ impl PyToolkit {
         let tk = self.inner.clone();
         let fut = async move {
             let ctx = ToolContext { answer, ..ToolContext::default() };
-            Ok(serde_json::to_value(tk.execute(&name, args, ctx).await).unwrap_or(Value::Null))
+            let r = tk.execute(&name, args, ctx).await;
+            serde_json::to_string(&r).map_err(|e| engine::Error::new(engine::ErrorKind::Internal, e.to_string()))
         };
-        RunTask::start(py, event_loop, future, CancellationToken::new(), fut).map(|_| ())
+        RunTask::start(py, &waker, future, CancellationToken::new(), fut)
     }
 }

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import os
 import sys
+import weakref
 from typing import Any, Optional
 
 import pytest
@@ -148,6 +149,48 @@ def test_hooks_as_object_and_dict(mock: MockModel) -> None:
         assert denied == ["add"] and r.tool_calls[0]["output"] == "denied"
 
     asyncio.run(main())
+
+
+def test_history_dicts_come_back_as_the_callers_own(mock: MockModel) -> None:
+    async def main() -> None:
+        history = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},
+                   {"role": "assistant", "content": "hello"}]
+        mock.script([openai_text("again")])
+        r = await client(mock).run("more", history=tuple(history))  # type: ignore[arg-type]
+        assert all(a is b for a, b in zip(r.messages, history)) and len(history) == 3
+        assert r.messages[3:] == [{"role": "user", "content": "more"}, {"role": "assistant", "content": "again"}]
+        assert mock.seen[0]["body"]["messages"] == history + r.messages[3:4]
+        with pytest.raises(tn.InvalidArgumentError, match=r"history\[0\] is not a message: it is a string"):
+            await client(mock).run("x", history={"role": "user"})  # type: ignore[arg-type]
+
+    asyncio.run(main())
+
+
+def test_a_run_abandoned_with_its_loop_is_released(mock: MockModel) -> None:
+    # The run's task is never finished: its loop is closed under it. Dropping the task must
+    # drop the engine's run too (nothing may keep it, and what it holds, alive).
+    started = asyncio.Event()
+
+    async def hang() -> str:
+        """Waits forever."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda _loop, _ctx: None)
+    futures: list[Any] = []
+    create_future = loop.create_future
+    loop.create_future = lambda: futures.append(create_future()) or futures[-1]  # type: ignore[method-assign]
+    mock.script([openai_calls(("c1", "hang", "{}"))])
+    tk = loop.run_until_complete(toolkit(tn.define_tool(hang)))
+    task = loop.create_task(client(mock).run("go", tk))
+    loop.run_until_complete(asyncio.wait_for(started.wait(), 5))
+    loop.close()
+    run_future = weakref.ref(futures[0])
+    del task, futures, loop, create_future
+    gc.collect()
+    assert run_future() is None
 
 
 def test_a_hook_exception_reaches_the_caller_unchanged(mock: MockModel) -> None:

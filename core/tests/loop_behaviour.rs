@@ -201,6 +201,19 @@ async fn an_inline_answer_with_the_wrong_id_is_an_error() {
     assert_eq!(e.kind(), ErrorKind::AnswerMismatch);
 }
 
+#[tokio::test]
+async fn a_history_entry_that_is_not_a_message_is_refused_before_any_request() {
+    let (o, t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_text("never sent")]);
+    let client = Client::new(o).unwrap();
+    for (bad, what) in [(json!("role"), "a string"), (json!({"content": "x"}), "an object without a string \"role\"")] {
+        let history = vec![json!({"role": "user", "content": "hi"}), bad];
+        let e = client.run_with_history("go", None, history).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(e.message(), format!("history[1] is not a message: it is {what}"));
+    }
+    assert!(t.requests().is_empty());
+}
+
 fn mock_client(mock: &Mock, f: impl FnOnce(&mut ClientOptions)) -> Client {
     let mut o = ClientOptions::new(mock.url("/v1"), Style::OpenAi, "m");
     o.api_key = Some("sk-secret-123456".into());

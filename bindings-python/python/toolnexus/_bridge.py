@@ -1,15 +1,18 @@
 """The loop-side half of the engine's host calls (private).
 
-The engine schedules ``dispatch(func, args, token)`` on the run's event loop with
-``call_soon_threadsafe``; ``func`` is one of the adapters below, which call the host's own
-callable (sync or async), convert the package's dataclasses to plain data, and the value (or
-the exception, unchanged) goes back through ``_native._complete`` / ``_native._fail``.
+Runs are polled on their caller's event loop (woken through one ``_native.LoopWaker`` per
+loop); host callables are called from there. The engine steps a coroutine once itself; one
+that really waits is driven on by a Task here (``finish`` / ``continue_task``), whose value or
+exception (unchanged) goes back through ``_native._complete`` / ``_native._fail``. The
+adapters below call the host's own callable (sync or async) and convert the package's
+dataclasses to plain data.
 """
 from __future__ import annotations
 
 import asyncio
 import inspect
 import urllib.error
+import weakref
 from typing import Any, Callable, Optional
 
 from . import _native
@@ -25,32 +28,26 @@ from .types import (
 )
 
 
-def dispatch(func: Callable[..., Any], args: tuple, token: int) -> None:
-    try:
-        out = func(*args)
-        if not inspect.iscoroutine(out):
-            if inspect.isawaitable(out):
-                _in_task(out, token)
-            else:
-                _native._complete(token, out)
-            return
-        # Step the coroutine once right here: most host calls finish without suspending, and
-        # then no Task (and no further turn of the loop) is needed. Python 3.12's eager tasks
-        # do the same.
-        try:
-            first = out.send(None)
-        except StopIteration as done:
-            _native._complete(token, done.value)
-            return
-    except BaseException as e:  # noqa: BLE001 (handed back to the engine unchanged)
-        _native._fail(token, e)
-        return
-    _in_task(_finish(out, first), token)
+_wakers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _native.LoopWaker]" = weakref.WeakKeyDictionary()
 
 
-def _in_task(awaitable: Any, token: int) -> None:
+def loop_waker(loop: asyncio.AbstractEventLoop) -> "_native.LoopWaker":
+    """The engine's way to wake ``loop`` from its own threads (one per loop)."""
+    waker = _wakers.get(loop)
+    if waker is None:
+        waker = _wakers[loop] = _native.LoopWaker(loop)
+    return waker
+
+
+def continue_task(awaitable: Any, token: int) -> None:
+    """Runs what a host call returned and did not finish at once, completing ``token`` after."""
     task = asyncio.ensure_future(awaitable)
     task.add_done_callback(lambda t: _settle(token, t))
+
+
+def finish(coro: Any, yielded: Any) -> Any:
+    """The rest of a coroutine the engine stepped once and found waiting on ``yielded``."""
+    return _finish(coro, yielded)
 
 
 async def _finish(coro: Any, yielded: Any) -> Any:
@@ -65,6 +62,10 @@ async def _finish(coro: Any, yielded: Any) -> Any:
                 # when it takes the future over; we are that Task now.
                 yielded._asyncio_future_blocking = False
                 await yielded
+        except GeneratorExit:
+            # This coroutine is being closed (its loop is gone): close the host's with it.
+            coro.close()
+            raise
         except BaseException as e:  # noqa: BLE001
             if yielded is None or not yielded.done():
                 # This task was cancelled while waiting: the coroutine decides what that means.
@@ -105,9 +106,12 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-async def run_tool(tool: Any, args: dict, answer: Optional[dict], call_id: str, timeout: Optional[float]) -> dict:
-    ctx = ToolContext(timeout=timeout, answer=answer_from_wire(answer) if answer else None)
-    return result_to_wire(await _maybe_await(tool.execute(args, ctx)))
+def tool_context(answer: Optional[dict], timeout: Optional[float]) -> ToolContext:
+    return ToolContext(timeout=timeout, answer=answer_from_wire(answer) if answer else None)
+
+
+def result_wire(result: Any) -> dict:
+    return result_to_wire(result)
 
 
 async def wait_for(func: Callable[..., Any], request: dict) -> Optional[dict]:

@@ -3,12 +3,17 @@ from typing import Any, Optional, Sequence, final
 
 
 __all__ = [
-    "Client", "ENGINE_VERSION", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
+    "Client", "ENGINE_VERSION", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
     "answer_output", "check_reason", "http_post", "new_request_id", "normalize_answer", "pending", "relay_answer_dict",
     "sanitize",
 ]
 
 ENGINE_VERSION: str
+
+@final
+class LoopWaker:
+    def __new__(cls, event_loop: Any) -> LoopWaker: ...
+    def _ready(self) -> None: ...
 
 @final
 class RunHandle:
@@ -19,7 +24,7 @@ class Toolkit:
     def __new__(cls, specs: Sequence[tuple[str, str, Any, str, Any]]) -> Toolkit: ...
     def names(self) -> list[str]: ...
     def declarations(self, style: str) -> Any: ...
-    def execute(self, event_loop: Any, future: Any, name: str, args: Any, answer: Any) -> None: ...
+    def execute(self, waker: LoopWaker, future: Any, name: str, args: Any, answer: Any) -> RunHandle: ...
 
 @final
 class Client:
@@ -34,11 +39,11 @@ class Client:
     ) -> Client: ...
     def start(
         self,
-        event_loop: Any,
+        waker: LoopWaker,
         future: Any,
         toolkit: Optional[Toolkit],
         prompt: Optional[str],
-        history: Optional[Any],
+        history: Optional[list[dict[str, Any]]],
         pending: Optional[Any],
         answer: Optional[Any],
     ) -> RunHandle: ...

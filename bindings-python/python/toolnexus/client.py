@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Optional, Protocol, TypedDict, Union
 
-from . import _native
+from . import _bridge, _native
 from .errors import ProviderError, RunCancelled, RunTimeout, _HttpError  # noqa: F401 (re-exported)
 from .toolkit import Toolkit
 from .types import Answer, Request, answer_to_wire, request_from_wire, request_to_wire
@@ -222,7 +222,9 @@ class Client:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         native_tk = toolkit._native if toolkit is not None else None
-        handle = self._native.start(loop, fut, native_tk, prompt, history, pending, answer)
+        if history is not None and not isinstance(history, list):
+            history = list(history)
+        handle = self._native.start(_bridge.loop_waker(loop), fut, native_tk, prompt, history or None, pending, answer)
         watcher = None
         if cancel is not None:
             async def watch() -> None:
@@ -231,7 +233,10 @@ class Client:
 
             watcher = asyncio.ensure_future(watch())
         try:
-            return _run_result(await fut)
+            kept, result = json.loads(await fut)
+            if kept:
+                result["messages"][:0] = (history or [])[:kept]
+            return _run_result(result)
         except asyncio.CancelledError:
             handle.cancel()
             raise

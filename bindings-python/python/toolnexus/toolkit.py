@@ -6,10 +6,11 @@ on stderr about the rest). A relay tool named like a built-in tool is a ValueErr
 from __future__ import annotations
 
 import asyncio
+import json
 import warnings
 from typing import Any, Optional
 
-from . import _native
+from . import _bridge, _native
 from .types import McpStatus, Tool, ToolContext, ToolResult, answer_to_wire, result_from_wire, sanitize
 
 _NOT_YET = (
@@ -61,8 +62,10 @@ class Toolkit:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         answer = answer_to_wire(ctx.answer) if ctx is not None else None
-        self._native.execute(loop, fut, sanitize(name), args or {}, answer)
-        return result_from_wire(await fut)
+        handle = self._native.execute(_bridge.loop_waker(loop), fut, sanitize(name), args or {}, answer)
+        text = await fut
+        del handle  # the execution lives as long as its handle: held until here
+        return result_from_wire(json.loads(text))
 
     def skills_prompt(self) -> str:
         """The skill catalog for the system prompt (empty: no skill source in this build)."""

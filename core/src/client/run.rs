@@ -88,6 +88,7 @@ impl Client {
             last_text: String::new(),
         };
 
+        wire::check_history(&input.history)?;
         if let Some((pending, answer)) = &input.resume {
             let mut plan = resume::plan(input.history, pending, answer)?;
             // Earlier turns are balanced like any history; the halted turn is settled below.

@@ -342,25 +342,42 @@ pub(crate) fn results_after(messages: &[Value]) -> (Vec<(String, Value)>, usize)
 /// The result text written for a call that never got one.
 pub(crate) const NO_RESULT: &str = "no result: the run stopped before this tool call completed";
 
+/// Checks that every entry of a caller's transcript is a message: an object with a string
+/// `role`. Anything else would reach the provider as garbage, so it is refused up front.
+pub(crate) fn check_history(messages: &[Value]) -> Result<()> {
+    for (i, m) in messages.iter().enumerate() {
+        if m.get("role").and_then(Value::as_str).is_none() {
+            let what = match m {
+                Value::Object(_) => "an object without a string \"role\"",
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                Value::Null => "null",
+            };
+            return Err(Error::invalid(format!("history[{i}] is not a message: it is {what}")));
+        }
+    }
+    Ok(())
+}
+
 /// Gives every tool call in a transcript exactly one result, in call order, so a provider
 /// never sees an unanswered call. Missing results become error results; duplicates and
-/// strays are dropped.
-pub(crate) fn balance(style: Style, messages: Vec<Value>) -> Vec<Value> {
+/// strays are dropped. Messages kept as they are move, uncloned.
+pub(crate) fn balance(style: Style, mut messages: Vec<Value>) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     let mut i = 0;
     while i < messages.len() {
-        let m = &messages[i];
+        let calls = calls_of(&messages[i]);
+        out.push(std::mem::take(&mut messages[i]));
         i += 1;
-        let Some(calls) = calls_of(m) else {
-            out.push(m.clone());
-            continue;
-        };
-        out.push(m.clone());
+        let Some(calls) = calls else { continue };
         let (found, used) = results_after(&messages[i..]);
+        let results = i..i + used;
         i += used;
         let all_present = found.len() == calls.len() && calls.iter().zip(&found).all(|(c, (id, _))| *id == c.id);
         if all_present {
-            out.extend_from_slice(&messages[i - used..i]);
+            out.extend(messages[results].iter_mut().map(std::mem::take));
             continue;
         }
         let entries = calls
