@@ -21,6 +21,7 @@ func dispatch(h C.uintptr_t, token C.uint64_t, work func(*runScope) outcome) {
 	}
 	go func() {
 		out := work(sc)
+		sc.callbackDone()
 		if out.hostErr != nil {
 			completeHostError(tok, out.payload, sc.hostRef(out.hostErr))
 			return

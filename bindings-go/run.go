@@ -49,7 +49,7 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 		return RunResult{}, err
 	}
 	defer er.close()
-	out, err := er.await(ctx, string(inputJSON))
+	out, err := er.await(ctx, sc, string(inputJSON))
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -125,8 +125,10 @@ func (er *engineRun) close() {
 }
 
 // await starts the run and waits for its outcome, firing the engine's cancellation if ctx
-// ends first (the engine then aborts the in-flight request and ends the run).
-func (er *engineRun) await(ctx context.Context, input string) (runOutcome, error) {
+// ends first (the engine then aborts the in-flight request and ends the run). A callback that
+// finishes after ctx ended fires it too, before the engine sees its answer: a tool that
+// returns because it saw the cancellation must not race the watcher into another turn.
+func (er *engineRun) await(ctx context.Context, sc *runScope, input string) (runOutcome, error) {
 	done := make(chan runOutcome, 1)
 	h := cgo.NewHandle(done)
 	in := cstring(input)
@@ -139,19 +141,30 @@ func (er *engineRun) await(ctx context.Context, input string) (runOutcome, error
 	if ctx.Done() == nil { // a context that is never cancelled
 		return <-done, nil
 	}
+	sc.setSettled(func() {
+		if ctx.Err() != nil {
+			er.fire()
+		}
+	})
 	stopWatch, watched := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watched)
 		select {
 		case <-ctx.Done():
-			var errJSON *C.char
-			C.tn_cancel_fire(er.cancel, &errJSON)
-			takeString(errJSON)
+			er.fire()
 		case <-stopWatch:
 		}
 	}()
 	out := <-done
 	close(stopWatch)
-	<-watched // the cancel handle outlives every use of it
+	<-watched          // the cancel handle outlives every use of it:
+	sc.setSettled(nil) // by the watcher, and by late callbacks
 	return out, nil
+}
+
+// fire fires the run's engine cancellation (idempotent).
+func (er *engineRun) fire() {
+	var errJSON *C.char
+	C.tn_cancel_fire(er.cancel, &errJSON)
+	takeString(errJSON)
 }

@@ -19,6 +19,27 @@ type runScope struct {
 
 	mu       sync.Mutex
 	hostErrs []error // host callables' errors; host_ref i+1 names hostErrs[i]
+	// settled runs after each callback's work, before the engine is told: it fires the
+	// engine's cancellation when the caller's ctx has ended, so a callback that returns
+	// because of that cancellation cannot let the run go on. Set for a run's life.
+	settled func()
+}
+
+// setSettled installs (or, with nil, removes) the hook run after each callback.
+func (s *runScope) setSettled(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settled = f
+}
+
+// callbackDone runs the settled hook, under the lock that keeps it from being removed (and
+// the handles it uses from being freed) meanwhile.
+func (s *runScope) callbackDone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.settled != nil {
+		s.settled()
+	}
 }
 
 // outcome is how a callback is completed: a status and its payload, or a host error the

@@ -214,6 +214,42 @@ async fn a_history_entry_that_is_not_a_message_is_refused_before_any_request() {
     assert!(t.requests().is_empty());
 }
 
+#[tokio::test]
+async fn a_run_cancelled_while_a_tool_runs_sends_nothing_more() {
+    // The tool cancels the run and still answers; the next turn's reply would be ready at once
+    // (scripted), so only a cancellation checked before every poll of the run stops it.
+    for _ in 0..20 {
+        let token = CancellationToken::new();
+        let t2 = token.clone();
+        let tk = Toolkit::new(vec![Tool::from_sync("stop", "", json!({}), move |_, _| {
+            t2.cancel();
+            Ok(ToolResult::ok("answered anyway"))
+        })])
+        .unwrap();
+        let replies = vec![ScriptedReply::openai_calls(&[("1", "stop", "{}")]), ScriptedReply::openai_text("more")];
+        let (o, t) = scripted_client(Style::OpenAi, replies);
+        let input = RunInput::prompt("go").toolkit(&tk).cancel(token);
+        let e = Client::new(o).unwrap().run_input(input).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Cancelled);
+        assert_eq!(t.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_deadline_passed_while_a_tool_runs_sends_nothing_more() {
+    let tk = Toolkit::new(vec![Tool::from_sync("slow", "", json!({}), |_, _| {
+        std::thread::sleep(Duration::from_millis(60));
+        Ok(ToolResult::ok("late"))
+    })])
+    .unwrap();
+    let replies = vec![ScriptedReply::openai_calls(&[("1", "slow", "{}")]), ScriptedReply::openai_text("more")];
+    let (mut o, t) = scripted_client(Style::OpenAi, replies);
+    o.timeout_ms = Some(30);
+    let e = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert_eq!(t.requests().len(), 1);
+}
+
 fn mock_client(mock: &Mock, f: impl FnOnce(&mut ClientOptions)) -> Client {
     let mut o = ClientOptions::new(mock.url("/v1"), Style::OpenAi, "m");
     o.api_key = Some("sk-secret-123456".into());

@@ -33,15 +33,19 @@ impl Client {
         let deadline = self.opts.timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
         let outer = token.clone();
         let run = self.drive(input, token.clone(), deadline);
+        // Biased: once the token is cancelled (or the deadline passed) the run is not polled
+        // again, so it cannot send one more request, nor finish with that request's outcome.
         let result = match deadline {
             Some(d) => tokio::select! {
-                r = run => r,
+                biased;
                 () = outer.cancelled() => Err(Error::new(ErrorKind::Cancelled, "run cancelled")),
                 () = tokio::time::sleep_until(d.into()) => Err(self.timeout_error()),
+                r = run => r,
             },
             None => tokio::select! {
-                r = run => r,
+                biased;
                 () = outer.cancelled() => Err(Error::new(ErrorKind::Cancelled, "run cancelled")),
+                r = run => r,
             },
         };
         // Tools still holding the run's token learn that the run is over.
@@ -107,6 +111,14 @@ impl Client {
         }
 
         for _ in 0..opts.max_turns {
+            // A cancellation or deadline that came while the last turn's tools ran (tools may
+            // finish without yielding) ends the run before it sends another request.
+            if env.cancel.is_cancelled() {
+                return Err(Error::new(ErrorKind::Cancelled, "run cancelled"));
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(self.timeout_error());
+            }
             let turn = st.turns;
             st.turns += 1;
             let mut turn_model = opts.model.clone();
