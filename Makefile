@@ -3,6 +3,7 @@
 #   make demo       build and run the demo (scripted model, no network)
 #   make test       every check: format, lints, all tests (Rust and C), the header, wire shapes
 #   make bench      the engine's cost per agent run against the shared mock, beside the bare floor
+#   make bench-transports  the same, over the engine's own transport and over reqwest, interleaved
 #   make header     regenerate include/toolnexus.h with the pinned cbindgen
 #   make c-install  install libtoolnexus, its header and toolnexus.pc under PREFIX (/usr/local)
 #   make help       this list
@@ -31,10 +32,10 @@ VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test fmt-check clippy rust-tests spec-check bench header header-check c-lib c-tests c-install python-tests node-tests go-tests clojure-tests
+.PHONY: help demo test fmt-check clippy rust-tests spec-check bench bench-transports bench-mock header header-check c-lib c-tests c-install python-tests node-tests go-tests clojure-tests
 
 help:
-	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
 
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
@@ -66,14 +67,24 @@ go-tests:
 clojure-tests:
 	bindings-clojure/test.sh
 
-bench:
+bench-mock:
 	@test -d "$(BENCH_DIR)/mock" || { echo "make bench needs the shared bench harness at BENCH_DIR=$(BENCH_DIR)"; exit 1; }
 	cd "$(BENCH_DIR)/mock" && CARGO_TARGET_DIR="$(CARGO_TARGET_DIR)/bench-mock" $(CARGO) build --release --quiet
+
+bench: bench-mock
 	$(CARGO) build --release --quiet -p toolnexus-bench
 	@for style in openai anthropic; do \
 	  "$(CARGO_TARGET_DIR)/release/toolnexus-bench" --mockllm "$(CARGO_TARGET_DIR)/bench-mock/release/mockllm" \
 	    --scenario weather --style $$style --runs $(BENCH_RUNS); \
 	done
+
+# Why the engine has its own HTTP/1.1 transport rather than reqwest: DECISIONS.md.
+bench-transports: bench-mock
+	$(CARGO) build --release --quiet -p toolnexus-bench --features reqwest
+	@for round in 1 2 3; do for transport in engine reqwest; do \
+	  "$(CARGO_TARGET_DIR)/release/toolnexus-bench" --mockllm "$(CARGO_TARGET_DIR)/bench-mock/release/mockllm" \
+	    --scenario weather --style openai --runs $(BENCH_RUNS) --transport $$transport | tail -n 1; \
+	done; done
 
 $(CBINDGEN):
 	$(CARGO) install cbindgen --version $(CBINDGEN_VERSION) --locked --quiet --root $(TOOLS_DIR)/cbindgen-$(CBINDGEN_VERSION)

@@ -4,8 +4,11 @@
 //!
 //! ```text
 //! toolnexus-bench --mockllm PATH [--scenario weather] [--style openai|anthropic]
-//!                 [--runs 2000] [--warmup 200] [--batch 50]
+//!                 [--runs 2000] [--warmup 200] [--batch 50] [--transport engine|reqwest]
 //! ```
+//!
+//! `--transport reqwest` (built with `--features reqwest`) runs the engine over a pooled
+//! reqwest client instead of its own HTTP/1.1 transport.
 //!
 //! It prints one JSON line per side and a summary: the p50 per run of each, the engine's
 //! overhead over the floor, and that overhead as a fraction of the floor.
@@ -16,7 +19,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use toolnexus::{Client, ClientOptions, Style, Tool, ToolResult, Toolkit};
+use toolnexus::{Client, ClientOptions, Style, Tool, ToolResult, Toolkit, Transport};
+
+#[cfg(feature = "reqwest")]
+mod reqwest_transport;
 
 struct Opts {
     mockllm: String,
@@ -25,6 +31,7 @@ struct Opts {
     runs: usize,
     warmup: usize,
     batch: usize,
+    transport: String,
 }
 
 fn parse_opts() -> Result<Opts, String> {
@@ -35,6 +42,7 @@ fn parse_opts() -> Result<Opts, String> {
         runs: 2000,
         warmup: 200,
         batch: 50,
+        transport: "engine".into(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
@@ -48,6 +56,7 @@ fn parse_opts() -> Result<Opts, String> {
             "--runs" => o.runs = num()?,
             "--warmup" => o.warmup = num()?,
             "--batch" => o.batch = num()?.max(1),
+            "--transport" => o.transport = val.clone(),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -55,6 +64,16 @@ fn parse_opts() -> Result<Opts, String> {
         return Err("--mockllm PATH is required (build it from ../shared/bench/mock)".into());
     }
     Ok(o)
+}
+
+/// The transport the engine runs over: `None` is its own.
+fn transport(name: &str) -> Result<Option<Arc<dyn Transport>>, String> {
+    match name {
+        "engine" => Ok(None),
+        #[cfg(feature = "reqwest")]
+        "reqwest" => Ok(Some(Arc::new(reqwest_transport::ReqwestTransport::new()?))),
+        other => Err(format!("unknown transport {other} (reqwest needs --features reqwest)")),
+    }
 }
 
 /// The same trivial tools the shared runners implement.
@@ -173,6 +192,7 @@ async fn bench(o: Opts) -> Result<(), String> {
     let mut opts = ClientOptions::new(format!("{base}/v1"), style, "gpt-4o-mini");
     opts.api_key = Some("sk-mock".into());
     opts.system_prompt = Some("You are a helpful assistant.".into());
+    opts.transport = transport(&o.transport)?;
 
     let client = Arc::new(Client::new(opts).map_err(|e| e.to_string())?);
     let tk = toolkit().map_err(|e| e.to_string())?;
@@ -211,12 +231,13 @@ async fn bench(o: Opts) -> Result<(), String> {
     );
     println!(
         "{}",
-        json!({"side": "toolnexus-core", "scenario": o.scenario, "style": o.style, "runs": ours.len(), "p50_ms": ours_p50})
+        json!({"side": "toolnexus-core", "transport": o.transport, "scenario": o.scenario, "style": o.style, "runs": ours.len(), "p50_ms": ours_p50})
     );
     println!(
-        "{} {}: floor {floor_p50:.4} ms, engine {ours_p50:.4} ms, overhead {overhead:.4} ms = {:.2}x the floor (target <= 0.50x)",
+        "{} {} ({} transport): floor {floor_p50:.4} ms, engine {ours_p50:.4} ms, overhead {overhead:.4} ms = {:.2}x the floor (target <= 0.50x)",
         o.scenario,
         o.style,
+        o.transport,
         overhead / floor_p50
     );
     Ok(())

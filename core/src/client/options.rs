@@ -73,7 +73,7 @@ pub struct ClientOptions {
     /// Extra top-level body keys merged into every request (they win; `messages`, `tools`
     /// and `stream` are refused).
     pub request_params: Option<JsonObject>,
-    /// The HTTP transport; `None` means the engine's pooled reqwest client.
+    /// The HTTP transport; `None` means the engine's shared pooled [`crate::Http1Transport`].
     pub transport: Option<Arc<dyn Transport>>,
     /// Resolves suspensions inline; `None` means a suspension halts the run (`pending`).
     pub wait_for: Option<Arc<dyn WaitFor>>,
