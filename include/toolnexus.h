@@ -15,8 +15,9 @@
  *   must return promptly. A callback answers with tn_complete(token, status, payload), from
  *   any thread, inside the callback or later. user_data must be usable from any thread.
  * - Blocking calls wait on the calling thread; from inside a callback they return
- *   TN_ERR_REENTRANT. tn_client_run_async returns at once and, when it returned TN_OK, calls
- *   its done callback exactly once (TN_ERR_CANCELLED if the run is dropped unfinished).
+ *   TN_ERR_REENTRANT. The _async runs return at once and, when they returned TN_OK, call
+ *   their done callback exactly once, whatever the outcome (TN_ERR_CANCELLED if the run is
+ *   dropped unfinished); when they return an error, done is never called.
  * - No panic crosses the boundary: one is reported as TN_ERR_INTERNAL.
  */
 
@@ -90,7 +91,10 @@ typedef struct tn_client tn_client;
 // progress keeps what it uses alive.
 typedef struct tn_toolkit tn_toolkit;
 
-// Releases a `user_data` once the library no longer uses it.
+// Releases a `user_data` once the library no longer uses it. Called exactly once, on
+// whichever thread drops the last use: the caller's (inside `tn_client_free`,
+// `tn_toolkit_free`, or a `_new` that failed) or a library thread (when the last run using
+// it ends after its handle was freed). It must not call back into the library.
 typedef void (*tn_free_fn)(void *user_data);
 
 // Resolves a suspension inline: `request_json` is the Request. Complete with an Answer JSON,
@@ -179,7 +183,9 @@ void tn_string_free(char *s);
 // "model", "api_key"?, "headers"? {name: value}, "system_prompt"?, "max_turns"? (10),
 // "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "timeout_ms"?,
 // "max_tokens"? (4096), "request_params"? {}}`. An unknown key is an error. `callbacks` may
-// be NULL; the struct is copied.
+// be NULL; the struct is copied. The library owns `callbacks->user_data` from this call on:
+// `free_user_data` runs once when the client is freed and no run uses it any more, and also
+// when this call fails, so the caller never frees it itself.
 //
 // # Safety
 // Pointers as documented; `out` must be writable.
@@ -224,9 +230,11 @@ int32_t tn_client_run_with_answer(const struct tn_client *client,
                                   char **result_out,
                                   char **error_out);
 
-// Starts a run and returns at once. On `TN_OK`, `done` will be called exactly once, on a
-// library thread, with the outcome; on any other status it is never called. `input_json` is
-// as for `tn_client_run` (a resume included).
+// Starts a run and returns at once. When it returns `TN_OK`, `done` is called exactly once,
+// on a library thread, whatever happens next: with `TN_OK` and the RunResult JSON, or with
+// the error status and error JSON (a failed, cancelled or timed-out run; `TN_ERR_CANCELLED`
+// when the library drops the run unfinished). When it returns an error (bad arguments),
+// `done` is never called. `input_json` is as for `tn_client_run` (a resume included).
 //
 // # Safety
 // Pointers as documented; `done` must not be NULL.
@@ -237,6 +245,21 @@ int32_t tn_client_run_async(const struct tn_client *client,
                             tn_done_fn done,
                             void *user_data,
                             char **error_out);
+
+// `tn_client_run_with_answer` without blocking: starts the resumed run and returns at once;
+// `done` is called as for `tn_client_run_async`.
+//
+// # Safety
+// Pointers as documented; `done` must not be NULL.
+int32_t tn_client_run_with_answer_async(const struct tn_client *client,
+                                        const struct tn_toolkit *toolkit,
+                                        const char *history_json,
+                                        const char *pending_json,
+                                        const char *answer_json,
+                                        const struct tn_cancel *cancel,
+                                        tn_done_fn done,
+                                        void *user_data,
+                                        char **error_out);
 
 // Makes a cancellation handle. Pass it to runs; `tn_cancel_fire` aborts them all.
 //
@@ -341,10 +364,11 @@ int32_t tn_complete_host_error(uint64_t token,
                                uint64_t host_ref,
                                char **error_out);
 
-// Writes `value` with every character outside `[a-zA-Z0-9_-]` replaced by `_`, as tool names are.
+// Writes to `*out` a copy of `value` with every character outside `[a-zA-Z0-9_-]` replaced
+// by `_`, as tool names are (a plain string, not JSON; free it with `tn_string_free`).
 //
 // # Safety
-// Pointers as documented; `json_out` must be writable.
+// Pointers as documented; `out` must be writable.
 int32_t tn_sanitize(const char *value,
                     char **out,
                     char **error_out);

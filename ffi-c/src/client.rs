@@ -152,7 +152,9 @@ fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
 /// "model", "api_key"?, "headers"? {name: value}, "system_prompt"?, "max_turns"? (10),
 /// "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "timeout_ms"?,
 /// "max_tokens"? (4096), "request_params"? {}}`. An unknown key is an error. `callbacks` may
-/// be NULL; the struct is copied.
+/// be NULL; the struct is copied. The library owns `callbacks->user_data` from this call on:
+/// `free_user_data` runs once when the client is freed and no run uses it any more, and also
+/// when this call fails, so the caller never frees it itself.
 ///
 /// # Safety
 /// Pointers as documented; `out` must be writable.
@@ -308,15 +310,20 @@ pub unsafe extern "C" fn tn_client_run_with_answer(
         if result_out.is_null() {
             return Err(Error::invalid("result_out is NULL"));
         }
-        let input = serde_json::json!({
-            "history": in_json(history_json, "history_json")?,
-            "pending": in_json(pending_json, "pending_json")?,
-            "answer": in_json(answer_json, "answer_json")?,
-        });
+        let input = resume_input(history_json, pending_json, answer_json)?;
         let job = Job::new(client, toolkit, cancel)?.input(input)?;
         let r = block_on(job.run())?;
         write_out(result_out, "result_out", result_json(&r))
     })
+}
+
+/// The resume input of `Job::input`, from the three JSON arguments of a `_with_answer` call.
+fn resume_input(history: *const c_char, pending: *const c_char, answer: *const c_char) -> Result<Value> {
+    Ok(serde_json::json!({
+        "history": in_json(history, "history_json")?,
+        "pending": in_json(pending, "pending_json")?,
+        "answer": in_json(answer, "answer_json")?,
+    }))
 }
 
 /// Fires `done` exactly once: with the outcome, or with `TN_ERR_CANCELLED` if the run is
@@ -348,9 +355,11 @@ impl Drop for Done {
     }
 }
 
-/// Starts a run and returns at once. On `TN_OK`, `done` will be called exactly once, on a
-/// library thread, with the outcome; on any other status it is never called. `input_json` is
-/// as for `tn_client_run` (a resume included).
+/// Starts a run and returns at once. When it returns `TN_OK`, `done` is called exactly once,
+/// on a library thread, whatever happens next: with `TN_OK` and the RunResult JSON, or with
+/// the error status and error JSON (a failed, cancelled or timed-out run; `TN_ERR_CANCELLED`
+/// when the library drops the run unfinished). When it returns an error (bad arguments),
+/// `done` is never called. `input_json` is as for `tn_client_run` (a resume included).
 ///
 /// # Safety
 /// Pointers as documented; `done` must not be NULL.
@@ -367,13 +376,47 @@ pub unsafe extern "C" fn tn_client_run_async(
     call(error_out, || {
         let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
         let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        start(job, f, user_data)
+    })
+}
+
+/// `tn_client_run_with_answer` without blocking: starts the resumed run and returns at once;
+/// `done` is called as for `tn_client_run_async`.
+///
+/// # Safety
+/// Pointers as documented; `done` must not be NULL.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the blocking variant's arguments plus the callback pair
+pub unsafe extern "C" fn tn_client_run_with_answer_async(
+    client: *const tn_client,
+    toolkit: *const crate::toolkit::tn_toolkit,
+    history_json: *const c_char,
+    pending_json: *const c_char,
+    answer_json: *const c_char,
+    cancel: *const tn_cancel,
+    done: tn_done_fn,
+    user_data: *mut c_void,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
+        let input = resume_input(history_json, pending_json, answer_json)?;
+        let job = Job::new(client, toolkit, cancel)?.input(input)?;
+        start(job, f, user_data)
+    })
+}
+
+/// Spawns `job`; its `Done` is made inside the spawned future only, so a failure to spawn is
+/// reported once, by the return status, and never also through `done`.
+fn start(job: Job, f: unsafe extern "C" fn(*mut c_void, i32, *const c_char), user_data: *mut c_void) -> Result<()> {
+    spawn(move || {
         let mut done = Done { f, user_data, fired: false };
-        spawn(async move {
+        async move {
             match job.run().await {
                 Ok(r) => done.fire(TN_OK, result_json(&r)),
                 Err(e) => done.fire(status_of(e.kind()), error_json(&e)),
             }
-        })
+        }
     })
 }
 

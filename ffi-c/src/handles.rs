@@ -1,8 +1,11 @@
-//! Opaque handles. A handle is a small allocation whose address is only ever used as a key
-//! into a registry of live objects: the library never dereferences a pointer a caller hands
-//! back, so a freed, foreign or mistyped handle is an error code instead of undefined behaviour.
+//! Opaque handles. A handle is a number dressed as a pointer, used only as a key into a
+//! registry of live objects: the library never dereferences a pointer a caller hands back, so
+//! a freed, foreign or mistyped handle is an error code instead of undefined behaviour.
+//! Numbers are never reused, so a stale handle cannot reach an object created after it was
+//! freed (an allocator would hand the freed address straight to the next handle).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use engine::{CancellationToken, Error, Toolkit};
@@ -30,15 +33,18 @@ impl Object {
 
 static LIVE: Mutex<Option<HashMap<usize, Object>>> = Mutex::new(None);
 
-/// The allocation behind a handle pointer; its address is the key.
-struct Slot(#[allow(dead_code)] u8);
+/// The first handle number: far above where user-space allocations live on 64-bit systems,
+/// so a foreign pointer is unlikely to match a live handle; steps keep handles aligned.
+const FIRST_KEY: usize = 1 << (usize::BITS - 4);
+const KEY_STEP: usize = 16;
+static NEXT_KEY: AtomicUsize = AtomicUsize::new(FIRST_KEY);
 
 /// Registers `obj` and returns its new handle.
 pub(crate) fn register<T>(obj: Object) -> *mut T {
-    let ptr = Box::into_raw(Box::new(Slot(0)));
+    let key = NEXT_KEY.fetch_add(KEY_STEP, Ordering::Relaxed);
     let mut g = LIVE.lock().unwrap_or_else(|p| p.into_inner());
-    g.get_or_insert_with(HashMap::new).insert(ptr as usize, obj);
-    ptr.cast()
+    g.get_or_insert_with(HashMap::new).insert(key, obj);
+    std::ptr::without_provenance_mut(key)
 }
 
 /// The object behind `ptr`, which must be a live handle of kind `noun`.
@@ -66,12 +72,9 @@ pub(crate) fn release<T>(ptr: *mut T, noun: &str) {
             _ => None,
         }
     };
-    if let Some(obj) = removed {
-        // SAFETY: the address was registered by `register`, from `Box::into_raw(Box<Slot>)`,
-        // and has just been removed from the registry, so it is freed exactly once.
-        drop(unsafe { Box::from_raw(ptr.cast::<Slot>()) });
-        drop(obj);
-    }
+    // The object (possibly the last reference to a client and its host user data) is dropped
+    // outside the registry lock: its finalizer may call back into the library.
+    drop(removed);
 }
 
 pub(crate) fn toolkit<T>(ptr: *const T) -> Result<Arc<Toolkit>> {

@@ -51,7 +51,10 @@ pub type tn_hook_fn =
 /// "retryable"}`. Complete with `"retry"` or `"fail"`.
 pub type tn_on_error_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, info_json: *const c_char, token: u64)>;
 
-/// Releases a `user_data` once the library no longer uses it.
+/// Releases a `user_data` once the library no longer uses it. Called exactly once, on
+/// whichever thread drops the last use: the caller's (inside `tn_client_free`,
+/// `tn_toolkit_free`, or a `_new` that failed) or a library thread (when the last run using
+/// it ends after its handle was freed). It must not call back into the library.
 pub type tn_free_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// `tn_callbacks.hook_mask` bit: call the hook for `before_llm`.

@@ -49,9 +49,11 @@ pub(crate) fn block_on<T: Send + 'static>(fut: impl Future<Output = Result<T>> +
     rx.recv().map_err(|_| Error::new(ErrorKind::Internal, "the run ended without a result"))?
 }
 
-/// Spawns `fut` on the runtime.
-pub(crate) fn spawn(fut: impl Future<Output = ()> + Send + 'static) -> Result<()> {
-    runtime()?.spawn(fut);
+/// Spawns the future `make` builds. It is built only once the runtime is known to run, so a
+/// future that reports its outcome when dropped (a done callback) never reports twice: once
+/// for being dropped unspawned and again through the caller's error status.
+pub(crate) fn spawn<F: Future<Output = ()> + Send + 'static>(make: impl FnOnce() -> F) -> Result<()> {
+    runtime()?.spawn(make());
     Ok(())
 }
 

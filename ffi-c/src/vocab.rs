@@ -52,10 +52,11 @@ pub unsafe extern "C" fn tn_complete_host_error(
     })
 }
 
-/// Writes `value` with every character outside `[a-zA-Z0-9_-]` replaced by `_`, as tool names are.
+/// Writes to `*out` a copy of `value` with every character outside `[a-zA-Z0-9_-]` replaced
+/// by `_`, as tool names are (a plain string, not JSON; free it with `tn_string_free`).
 ///
 /// # Safety
-/// Pointers as documented; `json_out` must be writable.
+/// Pointers as documented; `out` must be writable.
 #[no_mangle]
 pub unsafe extern "C" fn tn_sanitize(value: *const c_char, out: *mut *mut c_char, error_out: *mut *mut c_char) -> i32 {
     call(error_out, || write_out(out, "out", engine::sanitize(in_str(value, "value")?)))

@@ -11,12 +11,15 @@ static const char *TOOLS =
     "[{\"name\":\"deploy\",\"description\":\"Deploy.\",\"input_schema\":{\"type\":\"object\"}},"
     " {\"name\":\"add\",\"description\":\"Add.\",\"input_schema\":{\"type\":\"object\"}},"
     " {\"name\":\"nested\",\"description\":\"Calls back in.\",\"input_schema\":{\"type\":\"object\"}},"
+    " {\"name\":\"twice\",\"description\":\"Answers twice.\",\"input_schema\":{\"type\":\"object\"}},"
     " {\"name\":\"refund\",\"description\":\"Refund.\",\"relay\":true}]";
 
 typedef struct {
   pthread_mutex_t lock;
   int deploy_calls, add_calls, freed;
   int nested_status; /* what a blocking call made inside a callback returned */
+  int second_status;  /* what completing a token a second time returned */
+  char *second_error;
   tn_client *client;
 } host_t;
 
@@ -59,6 +62,9 @@ static void tool(void *user_data, const char *call_json, uint64_t token) {
     tn_string_free(result);
     tn_string_free(err);
     tn_complete(token, TN_ERR_HOST, "nested runs are refused", NULL);
+  } else if (strcmp(name, "twice") == 0) {
+    tn_complete(token, TN_OK, "{\"output\":\"first\",\"is_error\":false}", NULL);
+    h->second_status = tn_complete(token, TN_OK, "{\"output\":\"second\",\"is_error\":false}", &h->second_error);
   } else {
     tn_complete(token, TN_ERR_HOST, "no such tool", NULL);
   }
@@ -96,6 +102,18 @@ static cJSON *run(tn_client *c, tn_toolkit *tk, const char *input, int *status) 
   tn_string_free(result);
   tn_string_free(err);
   return r;
+}
+
+/* Whether the error JSON in *err has a message containing `needle`; frees it either way. */
+static int expect_message(char **err, const char *needle) {
+  cJSON *e = *err ? cJSON_Parse(*err) : NULL;
+  const char *message = e ? jstr(e, "message") : NULL;
+  int found = message != NULL && strstr(message, needle) != NULL;
+  if (!found) fprintf(stderr, "  expected a message containing \"%s\", got %s\n", needle, *err ? *err : "(none)");
+  cJSON_Delete(e);
+  tn_string_free(*err);
+  *err = NULL;
+  return found;
 }
 
 static void test_inline_suspension(tn_toolkit *tk, host_t *h) {
@@ -230,6 +248,54 @@ static void test_async_run(tn_toolkit *tk) {
   script_done(&s);
 }
 
+/* The async resume: a mismatched answer and the right one both arrive through done. */
+static void test_async_resume(tn_toolkit *tk) {
+  const char *replies[] = {CALLS(CALL("c1", "deploy", "{}")), TEXT("deployed async")};
+  script_t s;
+  script_init(&s, replies, 2);
+  tn_client *c = make_client(&s, NULL);
+  int st;
+  cJSON *r = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
+  CHECK(st == TN_OK && strcmp(jstr(r, "status"), "pending") == 0, "async resume: halted first");
+  char *history = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "messages"));
+  char *pending = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "pending"));
+  const char *answers[] = {"wrong-id", "pnd-deploy"};
+  int statuses[2];
+  char *texts[2];
+  for (int i = 0; i < 2; i++) {
+    waiter_t w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL};
+    char *answer = NULL;
+    tn_answer_output(answers[i], "yes", &answer, NULL);
+    CHECK(tn_client_run_with_answer_async(c, tk, history, pending, answer, NULL, on_done, &w, NULL) == TN_OK,
+          "async resume %d starts", i);
+    wait_done(&w);
+    statuses[i] = w.status;
+    cJSON *out = cJSON_Parse(w.json);
+    texts[i] = strdup(jstr(out, i == 0 ? "kind" : "text"));
+    cJSON_Delete(out);
+    free(w.json);
+    tn_string_free(answer);
+  }
+  CHECK(statuses[0] == TN_ERR_ANSWER_MISMATCH && strcmp(texts[0], "answer_mismatch") == 0,
+        "a mismatched async resume reports through done: %d %s", statuses[0], texts[0]);
+  CHECK(statuses[1] == TN_OK && strcmp(texts[1], "deployed async") == 0, "async resume: %d %s", statuses[1], texts[1]);
+  waiter_t never = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL};
+  char *err = NULL;
+  CHECK(tn_client_run_with_answer_async(c, tk, history, "{\"id\":", "{}", NULL, on_done, &never, &err) ==
+            TN_ERR_INVALID_ARGUMENT && err != NULL && strstr(err, "pending_json") != NULL,
+        "bad input is the return status, with a message naming the argument: %s", err ? err : "");
+  usleep(20 * 1000);
+  CHECK(never.fired == 0, "and done is not called");
+  tn_string_free(err);
+  free(texts[0]);
+  free(texts[1]);
+  free(history);
+  free(pending);
+  cJSON_Delete(r);
+  tn_client_free(c);
+  script_done(&s);
+}
+
 static uint64_t g_held_token;
 
 static void hold_transport(void *user_data, const char *request_json, uint64_t token) {
@@ -280,20 +346,45 @@ static void test_bad_input(tn_toolkit *tk, host_t *h) {
   const char invalid_utf8[] = {'{', '"', 'p', 'r', 'o', 'm', 'p', 't', '"', ':', '"', (char)0xff, '"', '}', 0};
   tn_client *c = NULL;
   tn_client_new("{\"base_url\":\"http://x.invalid\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}", NULL, &c, NULL);
-  CHECK(tn_client_run(c, NULL, invalid_utf8, NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT, "invalid UTF-8");
-  CHECK(tn_client_run(c, NULL, "{\"prompt\":1}", NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT, "bad input shape");
-  CHECK(tn_client_new("{\"base_url\":\"http://x\",\"style\":\"openai\",\"model\":\"m\",\"typo\":1}", NULL, &c, NULL) ==
-            TN_ERR_INVALID_ARGUMENT,
+  err = NULL;
+  CHECK(tn_client_run(c, NULL, invalid_utf8, NULL, &out, &err) == TN_ERR_INVALID_ARGUMENT && expect_message(&err, "UTF-8"),
+        "invalid UTF-8");
+  CHECK(tn_client_run(c, NULL, "{\"prompt\":1}", NULL, &out, &err) == TN_ERR_INVALID_ARGUMENT && expect_message(&err, "prompt"),
+        "bad input shape");
+  CHECK(tn_client_run(c, NULL, NULL, NULL, &out, &err) == TN_ERR_INVALID_ARGUMENT && expect_message(&err, "input_json"),
+        "NULL input");
+  CHECK(tn_client_new("{\"base_url\":\"http://x\",\"style\":\"openai\",\"model\":\"m\",\"typo\":1}", NULL, &c, &err) ==
+                TN_ERR_INVALID_ARGUMENT &&
+            expect_message(&err, "typo"),
         "an unknown option is an error");
-  CHECK(tn_client_run((tn_client *)tk, NULL, "{\"prompt\":\"x\"}", NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT,
+  CHECK(tn_client_run((tn_client *)tk, NULL, "{\"prompt\":\"x\"}", NULL, &out, &err) == TN_ERR_INVALID_ARGUMENT &&
+            expect_message(&err, "expected a tn_client, got a tn_toolkit"),
         "a toolkit is not a client");
   tn_client_free(c);
-  CHECK(tn_client_run(c, NULL, "{\"prompt\":\"x\"}", NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT, "a freed handle");
+  err = NULL;
+  CHECK(tn_client_run(c, NULL, "{\"prompt\":\"x\"}", NULL, &out, &err) == TN_ERR_INVALID_ARGUMENT &&
+            expect_message(&err, "not a live handle"),
+        "a freed handle");
   tn_client_free(c); /* double free is ignored */
   int local = 0;
-  CHECK(tn_client_run((tn_client *)&local, NULL, "{\"prompt\":\"x\"}", NULL, &out, NULL) == TN_ERR_INVALID_ARGUMENT,
+  CHECK(tn_client_run((tn_client *)&local, NULL, "{\"prompt\":\"x\"}", NULL, &out, &err) == TN_ERR_INVALID_ARGUMENT &&
+            expect_message(&err, "not a live handle"),
         "a foreign pointer");
-  CHECK(tn_complete(987654321, TN_OK, "{}", NULL) == TN_ERR_INVALID_ARGUMENT, "an unknown token");
+  CHECK(tn_complete(987654321, TN_OK, "{}", &err) == TN_ERR_INVALID_ARGUMENT && expect_message(&err, "token"),
+        "an unknown token");
+
+  /* A stale handle never reaches a handle made after it was freed (an allocator would reuse
+   * the freed address at once). */
+  tn_cancel *old = NULL, *fresh = NULL;
+  tn_cancel_new(&old, NULL);
+  tn_cancel_free(old);
+  tn_cancel_new(&fresh, NULL);
+  CHECK(old != fresh, "handles are not reused");
+  CHECK(tn_cancel_fire(old, &err) == TN_ERR_INVALID_ARGUMENT && expect_message(&err, "tn_cancel is not a live handle"),
+        "a stale cancel handle is refused");
+  tn_cancel_free(old); /* must not free `fresh` */
+  CHECK(tn_cancel_fire(fresh, NULL) == TN_OK, "the fresh handle is still live");
+  tn_cancel_free(fresh);
   CHECK(tn_answer_normalize("{\"id\":\"x\",\"ok\":\"yes\"}", &out, NULL) == TN_ERR_INVALID_ARGUMENT, "a malformed answer");
   CHECK(tn_answer_normalize("{\"id\":\"x\",\"ok\":false,\"reason\":null}", &out, NULL) == TN_OK &&
             strcmp(out, "{\"id\":\"x\",\"ok\":false}") == 0,
@@ -321,6 +412,20 @@ static void test_bad_input(tn_toolkit *tk, host_t *h) {
         "a failing tool is an error result with its message");
   cJSON_Delete(r);
   tn_client_free(h->client);
+  script_done(&s);
+
+  /* A completion token is good once: the second completion is refused and changes nothing. */
+  const char *twice_replies[] = {CALLS(CALL("c1", "twice", "{}")), TEXT("ok")};
+  script_init(&s, twice_replies, 2);
+  c = make_client(&s, NULL);
+  r = run(c, tk, "{\"prompt\":\"twice\"}", &st);
+  CHECK(st == TN_OK && strcmp(jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "tool_calls"), 0), "output"),
+                              "first") == 0,
+        "the first completion counts");
+  CHECK(h->second_status == TN_ERR_INVALID_ARGUMENT && expect_message(&h->second_error, "token"),
+        "a token used twice: %d", h->second_status);
+  cJSON_Delete(r);
+  tn_client_free(c);
   script_done(&s);
 }
 
@@ -385,6 +490,7 @@ int main(void) {
   test_durable_halt_and_resume(tk);
   test_relay(tk);
   test_async_run(tk);
+  test_async_resume(tk);
   test_cancel_and_late_completion();
   test_bad_input(tk, &h);
   test_host_errors_sanitize_and_execute_call(tk, &h);
