@@ -80,7 +80,7 @@ pub struct PendingSpec {
 }
 
 /// A suspension: an error [`ToolResult`] whose `metadata.pending` is the Request. Its
-/// output is the prompt, plus `"\n<url>"` when a url is given.
+/// output is the prompt, plus `"\n<url>"` when a non-empty url is given.
 pub fn pending(spec: PendingSpec) -> ToolResult {
     let id = spec.id.filter(|s| !s.is_empty()).unwrap_or_else(new_request_id);
     let request = Request {
@@ -96,9 +96,9 @@ pub fn pending(spec: PendingSpec) -> ToolResult {
 
 /// A suspension carrying an already-built Request.
 pub fn suspend(request: Request) -> ToolResult {
-    let output = match &request.url {
-        Some(url) => format!("{}\n{url}", request.prompt),
-        None => request.prompt.clone(),
+    let output = match request.url.as_deref() {
+        Some(url) if !url.is_empty() => format!("{}\n{url}", request.prompt),
+        _ => request.prompt.clone(),
     };
     let mut metadata = JsonObject::new();
     metadata.insert("pending".into(), request.to_json());
@@ -180,6 +180,13 @@ mod tests {
         let req = pending_of(&r).unwrap();
         assert!(req.id.starts_with("pnd-"));
         assert_eq!(req.kind, "authorization");
+        let blank = pending(PendingSpec {
+            kind: "k".into(),
+            prompt: "p".into(),
+            url: Some(String::new()),
+            ..Default::default()
+        });
+        assert_eq!(blank.output, "p");
     }
 
     #[test]

@@ -160,6 +160,15 @@ impl Error {
         Error { kind, message, http: None, source: Some(source) }
     }
 
+    /// An [`ErrorKind::Http`] error that a host transport raised itself for a provider answer
+    /// (its own HTTP error type): the loop retries it by `detail.status` and its
+    /// `Retry-After` like any answer, and the binding re-raises `source` unchanged at the end.
+    /// The message is `source.to_string()`.
+    pub fn http_from_host(detail: HttpErrorDetail, source: HostError) -> Error {
+        let message = source.to_string();
+        Error { kind: ErrorKind::Http, message, http: Some(detail), source: Some(source) }
+    }
+
     /// An [`ErrorKind::Http`] error for a provider answer with `status`.
     pub(crate) fn http(detail: HttpErrorDetail, shown: &str) -> Error {
         let message = if shown.is_empty() {

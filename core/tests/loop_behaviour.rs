@@ -348,6 +348,83 @@ async fn on_error_fail_stops_retrying_and_extra_statuses_widen_the_set() {
 }
 
 #[tokio::test]
+async fn max_turns_zero_sends_nothing_and_ends_incomplete() {
+    let (mut o, t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_text("never")]);
+    o.max_turns = 0;
+    let r = Client::new(o).unwrap().run("hi", None).await.unwrap();
+    assert_eq!((r.status, r.limit.as_deref(), r.turns), (RunStatus::Incomplete, Some("maxTurns"), 0));
+    assert!(t.requests().is_empty());
+}
+
+/// A host client's own HTTP error type, as a host transport raises it.
+#[derive(Debug)]
+struct HostHttpError(u16);
+
+impl std::fmt::Display for HostHttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "host says {}", self.0)
+    }
+}
+
+impl std::error::Error for HostHttpError {}
+
+/// A transport that raises `HostHttpError` for the statuses in `fail`, then answers "ok".
+struct RaisingTransport {
+    fail: Mutex<Vec<(u16, Option<&'static str>)>>,
+    sent: AtomicUsize,
+}
+
+impl toolnexus::Transport for RaisingTransport {
+    fn post(
+        &self,
+        _: toolnexus::HttpRequest,
+    ) -> futures_util::future::BoxFuture<'static, toolnexus::Result<toolnexus::HttpResponse>> {
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        let next = { self.fail.lock().unwrap().pop() };
+        Box::pin(async move {
+            match next {
+                Some((status, retry_after)) => Err(Error::http_from_host(
+                    toolnexus::HttpErrorDetail {
+                        status,
+                        body: String::new(),
+                        retry_after: retry_after.map(String::from),
+                    },
+                    Box::new(HostHttpError(status)),
+                )),
+                None => Ok(toolnexus::HttpResponse {
+                    status: 200,
+                    headers: vec![],
+                    body: json!({"choices":[{"message":{"role":"assistant","content":"ok"}}]}).to_string().into(),
+                }),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_host_transports_own_http_error_is_retried_by_status_and_surfaces_unchanged() {
+    let run = |fail: Vec<(u16, Option<&'static str>)>| async move {
+        let t = Arc::new(RaisingTransport { fail: Mutex::new(fail), sent: AtomicUsize::new(0) });
+        let mut o = ClientOptions::new("http://model.invalid/v1", Style::OpenAi, "m");
+        o.api_key = Some("k".into());
+        o.retry_base_ms = 60_000; // only Retry-After: 0 keeps this test fast
+        o.transport = Some(t.clone());
+        let r = Client::new(o).unwrap().run("hi", None).await;
+        (r, t.sent.load(Ordering::SeqCst))
+    };
+    // A retryable status is retried, honouring its Retry-After.
+    let (r, sent) = run(vec![(503, Some("0")), (429, Some("0"))]).await;
+    assert_eq!((r.unwrap().text, sent), ("ok".to_string(), 3));
+    // A status outside the set fails at once, as the host's own error object.
+    let (r, sent) = run(vec![(400, None)]).await;
+    let e = r.unwrap_err();
+    assert_eq!((e.kind(), e.http_detail().map(|d| d.status), sent), (ErrorKind::Http, Some(400), 1));
+    assert_eq!(e.message(), "host says 400");
+    let source = e.into_host_source().unwrap();
+    assert!(source.downcast_ref::<HostHttpError>().is_some());
+}
+
+#[tokio::test]
 async fn error_text_never_carries_secrets() {
     let mock = Mock::start().await;
     let body = json!({"error": "bad key sk-secret-123456", "user_id": "u-42", "hdr": "tok-abcdefgh"});

@@ -48,6 +48,7 @@ impl Caller<'_> {
                 Ok(resp) if (200..300).contains(&resp.status) => return decode(&resp),
                 Ok(resp) => Failure::Status(resp),
                 Err(e) if e.kind() == ErrorKind::Network => Failure::Network(e),
+                Err(e) if e.kind() == ErrorKind::Http && e.http_detail().is_some() => Failure::HostStatus(e),
                 Err(e) => return Err(e),
             };
             let info = failure.info(self.opts, attempt);
@@ -61,6 +62,7 @@ impl Caller<'_> {
             }
             let delay = match &failure {
                 Failure::Status(r) => retry_after(r.header("retry-after")),
+                Failure::HostStatus(e) => retry_after(e.http_detail().and_then(|d| d.retry_after.as_deref())),
                 Failure::Network(_) => None,
             };
             let delay = delay.unwrap_or_else(|| backoff(self.opts.retry_base_ms, attempt));
@@ -72,6 +74,8 @@ impl Caller<'_> {
 
 enum Failure {
     Status(HttpResponse),
+    /// A host transport's own HTTP error (see [`Error::http_from_host`]).
+    HostStatus(Error),
     Network(Error),
 }
 
@@ -84,6 +88,15 @@ impl Failure {
                 attempt,
                 retryable: opts.is_retryable_status(r.status),
             },
+            Failure::HostStatus(e) => {
+                let status = e.http_detail().map(|d| d.status);
+                ErrorInfo {
+                    status,
+                    error: Some(e.message().to_string()),
+                    attempt,
+                    retryable: status.is_some_and(|s| opts.is_retryable_status(s)),
+                }
+            }
             Failure::Network(e) => {
                 ErrorInfo { status: None, error: Some(e.message().to_string()), attempt, retryable: true }
             }
@@ -92,7 +105,7 @@ impl Failure {
 
     fn into_error(self, secrets: &[String]) -> Error {
         match self {
-            Failure::Network(e) => e,
+            Failure::Network(e) | Failure::HostStatus(e) => e,
             Failure::Status(r) => {
                 let text = String::from_utf8_lossy(&r.body);
                 let body = safe_error_body(r.status, &text, secrets);

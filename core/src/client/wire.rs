@@ -83,7 +83,8 @@ pub(crate) fn build_body(
     messages: &[Value],
     tools: &Declarations,
 ) -> Result<Vec<u8>> {
-    let system = system.filter(|s| !s.is_empty());
+    // Anthropic refuses a system text that is empty or only whitespace: send none instead.
+    let system = system.filter(|s| !s.trim().is_empty());
     let tools = ToolsField::of(tools);
     let encoded = match opts.style {
         Style::OpenAi => {
@@ -144,7 +145,7 @@ fn provider_error(body: &Value) -> Option<String> {
 }
 
 fn parse_openai(mut body: Value) -> Result<Reply> {
-    let msg = body
+    let mut msg = body
         .get_mut("choices")
         .and_then(|c| c.get_mut(0))
         .and_then(|c| c.get_mut("message"))
@@ -163,6 +164,12 @@ fn parse_openai(mut body: Value) -> Result<Reply> {
         }
     };
     let usage = body.get("usage").map(openai_usage).unwrap_or_default();
+    if calls.is_empty() {
+        // OpenAI refuses an assistant message whose tool_calls list is empty.
+        if let Some(m) = msg.as_object_mut() {
+            m.remove("tool_calls");
+        }
+    }
     let message = if text.is_empty() && calls.is_empty() { None } else { Some(msg) };
     Ok(Reply { message, text, calls, usage })
 }
@@ -226,10 +233,11 @@ fn parse_anthropic(mut body: Value) -> Result<Reply> {
         match b.get("type").and_then(Value::as_str) {
             Some("text") => {
                 let t = b.get("text").and_then(Value::as_str).unwrap_or("");
-                if t.is_empty() {
+                text.push_str(t);
+                // Anthropic refuses a text block without non-whitespace text.
+                if t.trim().is_empty() {
                     continue;
                 }
-                text.push_str(t);
             }
             Some("tool_use") => calls.push(anthropic_call(i, &b)?),
             _ => {}
@@ -417,6 +425,36 @@ mod tests {
         );
         let empty = parse_reply(Style::Anthropic, json!({"content":[{"type":"text","text":""}]})).unwrap();
         assert!(empty.message.is_none());
+        let blank = parse_reply(
+            Style::Anthropic,
+            json!({"content":[{"type":"text","text":"\n\n"},{"type":"tool_use","id":"t1","name":"x","input":{}}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            blank.message,
+            Some(json!({"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]}))
+        );
+    }
+
+    #[test]
+    fn openai_reply_drops_an_empty_tool_calls_list() {
+        let r = parse_reply(
+            Style::OpenAi,
+            json!({"choices":[{"message":{"role":"assistant","content":"hi","tool_calls":[]}}]}),
+        )
+        .unwrap();
+        assert_eq!(r.message, Some(json!({"role":"assistant","content":"hi"})));
+    }
+
+    #[test]
+    fn a_blank_system_text_is_not_sent() {
+        let mut opts = ClientOptions::new("http://x/v1", Style::Anthropic, "m");
+        opts.api_key = Some("k".into());
+        let body =
+            build_body(&opts, "m", Some("  \n"), &[json!({"role":"user","content":"hi"})], &Declarations::new(vec![]))
+                .unwrap();
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert!(v.get("system").is_none(), "{v}");
     }
 
     #[test]

@@ -56,7 +56,9 @@ impl HttpResponse {
 
 /// Sends one request. Return `Ok` for any HTTP answer (the loop reads the status) and `Err`
 /// only when no answer came: an [`ErrorKind::Network`] error is retried, any other kind
-/// (a host transport's own failure) ends the run.
+/// (a host transport's own failure) ends the run. A host transport whose client raises its
+/// own error for an HTTP answer returns [`Error::http_from_host`](crate::Error::http_from_host):
+/// it is retried by its status like an answer, and surfaces unchanged if the run gives up.
 pub trait Transport: Send + Sync {
     /// POSTs `request`.
     fn post(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse>>;
