@@ -13,7 +13,7 @@ func BenchmarkRunHandles(b *testing.B) {
 			"properties": map[string]any{"city": map[string]any{"type": "string"}}},
 			Execute: func(map[string]any, *ToolContext) (ToolResult, error) { return ToolResult{}, nil }}
 	}
-	tk, err := CreateToolkit(context.Background(), Options{ExtraTools: []Tool{tool("a"), tool("b"), tool("c")}})
+	tk, err := CreateToolkit(context.Background(), Options{Builtins: false, ExtraTools: []Tool{tool("a"), tool("b"), tool("c")}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func BenchmarkRunWithOneToolCall(b *testing.B) {
 		}
 		return textReply("sunny")
 	})
-	tk, err := tn.CreateToolkit(context.Background(), tn.Options{ExtraTools: []tn.Tool{text("weather", "sunny, 21C")}})
+	tk, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: false, ExtraTools: []tn.Tool{text("weather", "sunny, 21C")}})
 	if err != nil {
 		b.Fatal(err)
 	}

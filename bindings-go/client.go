@@ -68,6 +68,10 @@ type ClientOptions struct {
 	MaxPartBytes int
 	// OnUnsupportedPart (content parts) is not supported yet: set, it is rejected.
 	OnUnsupportedPart string
+	// Store (the port's Ask memory) is not supported yet: set, it is rejected.
+	Store ConversationStore
+	// OnMetric (metrics) is not supported yet: set, it is rejected.
+	OnMetric func(MetricEvent)
 }
 
 // Client runs the loop against a model. It holds no engine resources between runs and may run
@@ -105,6 +109,10 @@ func unsupportedClientOption(o ClientOptions) string {
 		return "MaxPartBytes (content parts)"
 	case o.OnUnsupportedPart != "":
 		return "OnUnsupportedPart (content parts)"
+	case o.Store != nil:
+		return "Store (conversation store)"
+	case o.OnMetric != nil:
+		return "OnMetric (metrics)"
 	}
 	return ""
 }

@@ -36,9 +36,10 @@ type scenario struct {
 		RetryBaseMs  *int   `json:"retry_base_ms"`
 		TimeoutMs    int    `json:"timeout_ms"`
 	} `json:"client"`
-	Tools   []scenarioTool     `json:"tools"`
-	WaitFor *[]json.RawMessage `json:"wait_for"`
-	Steps   []scenarioStep     `json:"steps"`
+	Tools      []scenarioTool        `json:"tools"`
+	WaitFor    *[]json.RawMessage    `json:"wait_for"`
+	BeforeTool map[string]tn.Request `json:"before_tool"`
+	Steps      []scenarioStep        `json:"steps"`
 }
 
 type scenarioTool struct {
@@ -213,6 +214,17 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 		state.answers = append([]json.RawMessage(nil), (*sc.WaitFor)...)
 		opts.WaitFor = state.waitFor
 	}
+	if sc.BeforeTool != nil {
+		// A gated tool is answered with its Request's suspension (see the format's before_tool).
+		opts.Hooks = &tn.Hooks{BeforeTool: func(_ context.Context, ev tn.BeforeToolEvent) (*tn.ToolOverride, error) {
+			req, gated := sc.BeforeTool[ev.Name]
+			if !gated {
+				return nil, nil
+			}
+			r := tn.Pending(req)
+			return &tn.ToolOverride{Result: &r}, nil
+		}}
+	}
 	var tk *tn.Toolkit
 	if sc.Tools != nil {
 		var tools []tn.Tool
@@ -220,7 +232,7 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 			tools = append(tools, goTool(st, state))
 		}
 		var err error
-		tk, err = tn.CreateToolkit(context.Background(), tn.Options{ExtraTools: tools})
+		tk, err = tn.CreateToolkit(context.Background(), tn.Options{Builtins: false, ExtraTools: tools})
 		if err != nil {
 			t.Fatalf("toolkit: %v", err)
 		}

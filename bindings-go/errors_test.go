@@ -48,6 +48,8 @@ func TestUnsupportedClientOptionsAreRejected(t *testing.T) {
 		"BodyTransform":     func(o *tn.ClientOptions) { o.BodyTransform = func(b map[string]any) map[string]any { return b } },
 		"MaxPartBytes":      func(o *tn.ClientOptions) { o.MaxPartBytes = 10 },
 		"OnUnsupportedPart": func(o *tn.ClientOptions) { o.OnUnsupportedPart = "text" },
+		"Store":             func(o *tn.ClientOptions) { o.Store = &memoryStore{} },
+		"OnMetric":          func(o *tn.ClientOptions) { o.OnMetric = func(tn.MetricEvent) {} },
 	} {
 		opts := tn.ClientOptions{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k"}
 		edit(&opts)
@@ -101,6 +103,7 @@ func TestMissingAPIKeyIsAConfigError(t *testing.T) {
 }
 
 func TestUnsupportedToolkitOptionsAreRejected(t *testing.T) {
+	provided := false
 	for name, opts := range map[string]tn.Options{
 		"McpConfig":        {McpConfig: map[string]any{}},
 		"SkillsDir":        {SkillsDir: []string{"skills"}},
@@ -109,18 +112,40 @@ func TestUnsupportedToolkitOptionsAreRejected(t *testing.T) {
 		"DisableTools":     {DisableTools: []string{"bash"}},
 		"DisableSkills":    {DisableSkills: []string{"x"}},
 		"WaitFor":          {WaitFor: func(tn.Request) (tn.Answer, error) { return tn.Answer{}, nil }},
-		"Builtins":         {Builtins: true},
-		"Builtins ":        {Builtins: map[string]any{"bash": true}},
+		"Skills":           {Skills: []tn.SkillDef{{Name: "s", Content: "do it"}}},
+		"SkillProvider": {SkillProvider: func(context.Context) ([]tn.SkillDef, error) {
+			provided = true
+			return nil, nil
+		}},
+		"Agents": {Agents: []tn.Agent{{Card: "http://127.0.0.1:1/.well-known/agent-card.json"}}},
 	} {
+		opts.Builtins = false
 		_, err := tn.CreateToolkit(context.Background(), opts)
-		if err == nil || !strings.Contains(err.Error(), strings.TrimSpace(name)) || !strings.Contains(err.Error(), "not supported") {
+		if err == nil || !strings.Contains(err.Error(), "option "+name+" ") || !strings.Contains(err.Error(), "not supported") {
 			t.Errorf("%s: want a clear rejection, got %v", name, err)
 		}
 	}
-	for _, off := range []any{nil, false} {
-		if _, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: off}); err != nil {
-			t.Errorf("Builtins %v: %v", off, err)
+	if provided {
+		t.Error("a rejected SkillProvider must not be called")
+	}
+}
+
+// The Go port reads a nil Builtins as "on"; the engine has no built-in tools, so only an
+// explicit false builds a toolkit.
+func TestBuiltinsMustBeFalse(t *testing.T) {
+	for name, value := range map[string]any{"nil": nil, "true": true, "a configuration": map[string]any{"bash": true}} {
+		_, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: value})
+		var te *tn.Error
+		if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument || !strings.Contains(err.Error(), "option Builtins") ||
+			!strings.Contains(err.Error(), "not supported") || !strings.Contains(err.Error(), "set Builtins: false") {
+			t.Errorf("Builtins %s: want a clear rejection, got %v", name, err)
 		}
+	}
+	if _, err := tn.CreateToolkit(context.Background(), tn.Options{}); err == nil || !strings.Contains(err.Error(), "nil means on") {
+		t.Errorf("the zero Options: got %v", err)
+	}
+	if _, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: false}); err != nil {
+		t.Errorf("Builtins false: %v", err)
 	}
 }
 

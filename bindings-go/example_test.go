@@ -21,7 +21,7 @@ func Example() {
 			return toolnexus.ToolResult{Output: fmt.Sprint(a + b)}, nil
 		},
 	}
-	tk, err := toolnexus.CreateToolkit(ctx, toolnexus.Options{ExtraTools: []toolnexus.Tool{add}})
+	tk, err := toolnexus.CreateToolkit(ctx, toolnexus.Options{Builtins: false, ExtraTools: []toolnexus.Tool{add}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func openaiClient(t *testing.T, m *mockModel, edit func(*tn.ClientOptions)) *tn.
 // toolkit builds a toolkit of tools and closes it with the test.
 func toolkit(t *testing.T, tools ...tn.Tool) *tn.Toolkit {
 	t.Helper()
-	tk, err := tn.CreateToolkit(context.Background(), tn.Options{ExtraTools: tools})
+	tk, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: false, ExtraTools: tools})
 	if err != nil {
 		t.Fatalf("toolkit: %v", err)
 	}

@@ -1,6 +1,6 @@
 package toolnexus
 
-import "errors"
+import "encoding/json"
 
 // Relay tools: declared to the model, executed by the host. A relay call suspends the run
 // with one Request of kind RelayKind per assistant turn, carrying every relay call of that
@@ -9,6 +9,14 @@ import "errors"
 
 // RelayKind is the Request.Kind of a relayed tool call.
 const RelayKind = "tool_call"
+
+// The Answer.Data keys of the single-call shorthand (the Go port's names and values).
+const (
+	// RelayOutputKey holds the host's tool output.
+	RelayOutputKey = "output"
+	// RelayIsErrorKey marks the host's tool as failed.
+	RelayIsErrorKey = "isError"
+)
 
 // RelayCall is one relayed call, as it appears in Request.Data["calls"].
 type RelayCall struct {
@@ -29,12 +37,15 @@ type RelayResult struct {
 	IsError bool   `json:"isError"` // whether the host's tool failed
 }
 
-// errRelayExecuted is what a relay tool's Execute reports when called directly.
-var errRelayExecuted = errors.New("toolnexus: a relay tool is executed by the host; the engine routes its calls")
-
 // RelayTool returns a declaration-only tool (Source SourceRelay): when the model calls it the
 // run suspends with a RelayKind Request and the host supplies the result. A nil schema is an
-// object with no properties. Its Execute only reports that it does not run here.
+// object with no properties.
+//
+// In a run the engine routes relay calls itself and never calls Execute. Execute is for code
+// that calls a tool directly, as the Go port's callers may: without ctx.Answer it returns the
+// suspension for that one call (its id left empty: only a run knows the provider's call id);
+// with ctx.Answer it returns the host's result, Data[RelayOutputKey] and Data[RelayIsErrorKey],
+// or "relay declined for <name>: <reason>" for a refusal.
 func RelayTool(name, description string, schema JSONSchema) Tool {
 	if schema == nil {
 		schema = JSONSchema{"type": "object", "properties": map[string]any{}}
@@ -44,10 +55,43 @@ func RelayTool(name, description string, schema JSONSchema) Tool {
 		Description: description,
 		InputSchema: schema,
 		Source:      SourceRelay,
-		Execute: func(map[string]any, *ToolContext) (ToolResult, error) {
-			return ToolResult{}, errRelayExecuted
+		Execute: func(args map[string]any, ctx *ToolContext) (ToolResult, error) {
+			if ctx != nil && ctx.Answer != nil {
+				return relayAnswerResult(name, ctx.Answer), nil
+			}
+			if args == nil {
+				args = map[string]any{}
+			}
+			raw, err := json.Marshal(args)
+			if err != nil {
+				return ToolResult{Output: "toolnexus: cannot relay " + name + ": " + err.Error(), IsError: true}, nil
+			}
+			// The prompt is the engine's wording for a one-call relay Request; the engine has no
+			// C function that builds it, and a test holds the two together.
+			return Pending(Request{
+				Kind:   RelayKind,
+				Prompt: "relay tool call " + name + " to the caller for execution",
+				Data: map[string]any{"calls": []any{map[string]any{
+					"id": "", "name": name, "input": args, "arguments": string(raw),
+				}}},
+			}), nil
 		},
 	}
+}
+
+// relayAnswerResult is what the model would read for a relay call the host answered. A refusal
+// or a failed host tool is an error result, never an error: the model recovers from it.
+func relayAnswerResult(name string, a *Answer) ToolResult {
+	if !a.Ok {
+		reason := a.Reason
+		if reason == "" {
+			reason = "declined"
+		}
+		return ToolResult{Output: "relay declined for " + name + ": " + reason, IsError: true}
+	}
+	output, _ := a.Data[RelayOutputKey].(string)
+	isError, _ := a.Data[RelayIsErrorKey].(bool)
+	return ToolResult{Output: output, IsError: isError}
 }
 
 // RelayAnswer is the Answer for a relay Request: Ok, with Data {"results": [...]} holding one

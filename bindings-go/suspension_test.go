@@ -191,6 +191,70 @@ func TestRelayDeclinedKeepsTheRunGoing(t *testing.T) {
 	}
 }
 
+// A relay tool's Execute, called directly as the Go port's callers may, suspends with the
+// same Request a run's relay halt carries for one call (less the provider's call id), and
+// reads an answer the way the port does.
+func TestRelayToolExecuteOutsideARun(t *testing.T) {
+	refund := tn.RelayTool("refund", "Refund.", nil)
+	args := map[string]any{"order": 7, "amount": 20}
+	res, err := refund.Execute(args, nil)
+	req := tn.PendingOf(res)
+	if err != nil || req == nil || !tn.IsRelayRequest(req) || req.ID == "" || !res.IsError || res.Output != req.Prompt {
+		t.Fatalf("want a relay suspension, got %+v, %v", res, err)
+	}
+	calls := tn.RelayCallsOf(req)
+	if len(calls) != 1 || calls[0].ID != "" || calls[0].Name != "refund" || calls[0].Arguments != `{"amount":20,"order":7}` ||
+		jsonOf(t, calls[0].Input) != `{"amount":20,"order":7}` {
+		t.Fatalf("relay calls: %+v", calls)
+	}
+	if bare := tn.RelayCallsOf(tn.PendingOf(must(refund.Execute(nil, &tn.ToolContext{})))); len(bare) != 1 ||
+		bare[0].Arguments != "{}" || bare[0].Input == nil {
+		t.Fatalf("nil args: %+v", bare)
+	}
+
+	mock := newMock(t)
+	tk := toolkit(t, refund)
+	client := openaiClient(t, mock, nil)
+	mock.script(callReply(`c1:refund:{"order":7,"amount":20}`))
+	halted, err := client.Run(testCtx(t), "refund", tk)
+	if err != nil || halted.Pending == nil {
+		t.Fatalf("got %+v, %v", halted, err)
+	}
+	if halted.Pending.Kind != req.Kind || halted.Pending.Prompt != req.Prompt {
+		t.Fatalf("a run's halt %+v, Execute's %+v", halted.Pending, req)
+	}
+	mock.script(textReply("No refund."))
+	if _, err := client.RunWithAnswer(testCtx(t), tk, halted.Messages, *halted.Pending, tn.AnswerDeclined(halted.Pending.ID, "over the limit")); err != nil {
+		t.Fatal(err)
+	}
+	declinedInRun := toolMessages(mock.seen()[0].Body)[0]["content"]
+
+	for name, c := range map[string]struct {
+		answer tn.Answer
+		want   tn.ToolResult
+	}{
+		"output":   {tn.AnswerOutput(req.ID, "refunded 20"), tn.ToolResult{Output: "refunded 20"}},
+		"failed":   {tn.Answer{ID: req.ID, Ok: true, Data: map[string]any{tn.RelayOutputKey: "card expired", tn.RelayIsErrorKey: true}}, tn.ToolResult{Output: "card expired", IsError: true}},
+		"declined": {tn.AnswerDeclined(req.ID, "over the limit"), tn.ToolResult{Output: declinedInRun.(string), IsError: true}},
+		"refused":  {tn.Answer{ID: req.ID}, tn.ToolResult{Output: "relay declined for refund: declined", IsError: true}},
+		// The port reads only the single-call shorthand here; per-call results are a run's.
+		"results": {tn.RelayAnswer(req.ID, []tn.RelayResult{{ID: "c1", Output: "x"}}), tn.ToolResult{}},
+	} {
+		answer := c.answer
+		got, err := refund.Execute(args, &tn.ToolContext{Answer: &answer})
+		if err != nil || got.Output != c.want.Output || got.IsError != c.want.IsError || got.Metadata != nil {
+			t.Errorf("%s: got %+v, %v; want %+v", name, got, err, c.want)
+		}
+	}
+}
+
+func must(r tn.ToolResult, err error) tn.ToolResult {
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
 func TestWaitForMayBlockOnAHuman(t *testing.T) {
 	mock := newMock(t)
 	d := &deployTool{}

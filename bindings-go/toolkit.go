@@ -11,14 +11,14 @@ import (
 	"time"
 )
 
-// Options configures CreateToolkit. ExtraTools and Builtins (off) are what the engine supports
+// Options configures CreateToolkit. ExtraTools and Builtins: false are what the engine supports
 // today; every other field is rejected with an error when set, never ignored.
 type Options struct {
 	// ExtraTools are your own tools. A later tool whose sanitized name repeats an earlier one
 	// is dropped (the engine warns on stderr once, at CreateToolkit).
 	ExtraTools []Tool
-	// Builtins toggles the built-in tools. The engine has none yet: nil and false mean off;
-	// true, or any configuration value, is rejected.
+	// Builtins toggles the built-in tools. The engine has none yet, so it must be false. Nil is
+	// rejected too: the Go port reads nil as on.
 	Builtins any
 	// McpConfig (MCP servers) is not supported yet: set, it is rejected.
 	McpConfig any
@@ -32,6 +32,12 @@ type Options struct {
 	DisableTools []string
 	// DisableSkills is not supported yet: set, it is rejected.
 	DisableSkills []string
+	// Skills (skills as data) is not supported yet: set, it is rejected.
+	Skills []SkillDef
+	// SkillProvider (skills as data) is not supported yet: set, it is rejected, never called.
+	SkillProvider func(context.Context) ([]SkillDef, error)
+	// Agents (remote A2A agents) is not supported yet: set, it is rejected.
+	Agents []Agent
 	// WaitFor (MCP elicitation) is not supported yet: set, it is rejected. The client's
 	// ClientOptions.WaitFor resolves tool suspensions.
 	WaitFor func(Request) (Answer, error)
@@ -65,11 +71,22 @@ func unsupportedToolkitOption(o Options) string {
 		return "DisableTools"
 	case len(o.DisableSkills) > 0:
 		return "DisableSkills (skills)"
+	case len(o.Skills) > 0:
+		return "Skills (skills)"
+	case o.SkillProvider != nil:
+		return "SkillProvider (skills)"
+	case len(o.Agents) > 0:
+		return "Agents (A2A agents)"
 	case o.WaitFor != nil:
 		return "WaitFor (MCP elicitation; set ClientOptions.WaitFor to resolve tool suspensions)"
 	}
-	if b, ok := o.Builtins.(bool); o.Builtins != nil && (!ok || b) {
-		return "Builtins (the engine has no built-in tools yet; leave it nil or false)"
+	// Nil is the port's default, built-ins on: code written for the port that leaves it unset
+	// expects tools the engine does not have, so it must say false rather than silently get none.
+	if o.Builtins == nil {
+		return "Builtins (nil means on in the Go port, and the engine has no built-in tools yet; set Builtins: false)"
+	}
+	if b, ok := o.Builtins.(bool); !ok || b {
+		return "Builtins (the engine has no built-in tools yet; set Builtins: false)"
 	}
 	return ""
 }

@@ -80,9 +80,6 @@ func TestRelayHelpers(t *testing.T) {
 	if tool.Source != tn.SourceRelay || jsonOf(t, tool.InputSchema) != `{"properties":{},"type":"object"}` {
 		t.Fatalf("RelayTool: %+v", tool)
 	}
-	if _, err := tool.Execute(nil, nil); err == nil {
-		t.Fatal("a relay tool does not run here")
-	}
 }
 
 func TestSanitizeMatchesTheEngine(t *testing.T) {
@@ -91,7 +88,7 @@ func TestSanitizeMatchesTheEngine(t *testing.T) {
 			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if _, err := tn.CreateToolkit(context.Background(), tn.Options{ExtraTools: []tn.Tool{text("bad\xff\xfename", "x")}}); err != nil {
+	if _, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: false, ExtraTools: []tn.Tool{text("bad\xff\xfename", "x")}}); err != nil {
 		t.Fatalf("a name with invalid bytes: %v", err)
 	}
 	mock := newMock(t)
