@@ -13,7 +13,8 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use support::mock::{Mock, MockReply};
 use toolnexus::{
-    suspend, Answer, Client, ClientOptions, Error, Request, RunResult, Style, Tool, ToolResult, Toolkit, WaitFor,
+    suspend, Answer, BeforeToolEvent, Client, ClientOptions, Error, HookFuture, Hooks, Request, RunResult, Style, Tool,
+    ToolOverride, ToolResult, Toolkit, WaitFor,
 };
 
 fn scenario_dir() -> PathBuf {
@@ -90,6 +91,22 @@ impl WaitFor for ScriptedWaitFor {
     }
 }
 
+/// The scenario's `before_tool` hook: a call of a listed tool is answered with the listed
+/// Request's suspension instead of running the tool.
+struct GateHooks {
+    gates: Map<String, Value>,
+}
+
+impl Hooks for GateHooks {
+    fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
+        let ov = self.gates.get(&ev.name).map(|req| ToolOverride {
+            result: Some(suspend(Request::from_json(req).unwrap())),
+            args: None,
+        });
+        Box::pin(std::future::ready(Ok(ov)))
+    }
+}
+
 fn client_for(sc: &Value, mock: &Mock, wait_for: Option<Arc<ScriptedWaitFor>>) -> Client {
     let style = Style::parse(sc["style"].as_str().unwrap()).unwrap();
     let c = &sc["client"];
@@ -109,6 +126,9 @@ fn client_for(sc: &Value, mock: &Mock, wait_for: Option<Arc<ScriptedWaitFor>>) -
     o.timeout_ms = c.get("timeout_ms").and_then(Value::as_u64);
     o.retry_base_ms = c.get("retry_base_ms").and_then(Value::as_u64).unwrap_or(1);
     o.wait_for = wait_for.map(|w| w as Arc<dyn WaitFor>);
+    if let Some(Value::Object(gates)) = sc.get("before_tool") {
+        o.hooks = Some(Arc::new(GateHooks { gates: gates.clone() }));
+    }
     Client::new(o).unwrap()
 }
 

@@ -10,6 +10,7 @@ typedef struct {
   cJSON *tools;         /* the scenario's tool specs */
   cJSON *calls;         /* name -> count, this step */
   cJSON *answers;       /* wait_for answers left, or NULL */
+  const cJSON *gates;   /* before_tool: tool name -> the Request its hook suspends with */
   cJSON *wait_requests; /* Requests wait_for received, this step */
   cJSON *replies;       /* this step's replies */
   int next_reply;
@@ -127,6 +128,28 @@ static void wait_for(void *user_data, const char *request_json, uint64_t token) 
   cJSON_Delete(req);
 }
 
+/* The scenario's before_tool hook: a gated tool is answered with its Request's suspension. */
+static void hook(void *user_data, const char *hook_name, const char *event_json, uint64_t token) {
+  scenario_t *sc = user_data;
+  cJSON *ev = cJSON_Parse(event_json);
+  const cJSON *gate = strcmp(hook_name, "before_tool") == 0 ? cJSON_GetObjectItemCaseSensitive(sc->gates, jstr(ev, "name")) : NULL;
+  if (gate == NULL) {
+    tn_complete(token, TN_OK, "null", NULL);
+  } else {
+    char *request = cJSON_PrintUnformatted(gate), *pending = NULL;
+    tn_pending(request, &pending, NULL);
+    cJSON *override = cJSON_CreateObject();
+    cJSON_AddItemToObject(override, "result", cJSON_Parse(pending));
+    char *payload = cJSON_PrintUnformatted(override);
+    tn_complete(token, TN_OK, payload, NULL);
+    free(payload);
+    cJSON_Delete(override);
+    tn_string_free(pending);
+    free(request);
+  }
+  cJSON_Delete(ev);
+}
+
 static void transport(void *user_data, const char *request_json, uint64_t token) {
   scenario_t *sc = user_data;
   cJSON *req = cJSON_Parse(request_json);
@@ -232,6 +255,11 @@ static int replay(const char *path) {
   cb.user_data = &sc;
   cb.transport = transport;
   cb.wait_for = has_wait_for ? wait_for : NULL;
+  sc.gates = cJSON_GetObjectItemCaseSensitive(doc, "before_tool");
+  if (cJSON_IsObject(sc.gates)) {
+    cb.hook = hook;
+    cb.hook_mask = TN_HOOK_BEFORE_TOOL;
+  }
   char *opts = client_options(doc);
   tn_client *client = NULL;
   char *err = NULL;
