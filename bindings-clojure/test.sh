@@ -3,7 +3,8 @@
 #   1. builds libtoolnexus (cargo build -p toolnexus-ffi, into $CARGO_TARGET_DIR or target/);
 #   2. fetches the jars (Maven Central, cached in ~/.m2) and writes the classpath;
 #   3. runs the three seed examples in tests/seeds/clojure/ unchanged through run-example,
-#      each of which must exit 0 and print OK;
+#      with test-support/ (the test-only koine.json) added through TOOLNEXUS_EXTRA_CLASSPATH;
+#      each must exit 0 and print OK;
 #   4. runs clojure.test: the answer vocabulary and tools, the loop through the client
 #      (durable halt + run-with-answer, exceptions), and every conformance scenario.
 # Ends with one line `N passed, M failed` (seeds + assertions); exits non-zero on a failure.
@@ -30,9 +31,12 @@ passed=0
 failed=0
 
 echo "== seed examples"
+# The seeds require koine.json, which the library does not ship: test-support/ stands in for
+# it, on the classpath of these runs only.
 for example in "$root"/tests/seeds/clojure/*.clj; do
   name="${example#"$root"/}"
-  if out="$("$here/run-example" "$example" 2>"$here/target/seed.err")" && grep -qx 'OK' <<<"$out"; then
+  if out="$(TOOLNEXUS_EXTRA_CLASSPATH="$here/test-support" "$here/run-example" "$example" 2>"$here/target/seed.err")" \
+    && grep -qx 'OK' <<<"$out"; then
     echo "ok: $name"
     passed=$((passed + 1))
   else

@@ -90,14 +90,15 @@
   (json/read-str (ffi/call-string "tn_answer_output" (ffi/c-string id) (ffi/c-string (str output)))))
 
 (defn answer-declined
-  "The Answer that refuses a request. `(answer-declined id)` is `{:id id :ok false}`, with no
-  `:reason` key at all; `(answer-declined id reason)` carries the reason (a nil or empty one
-  is \"declined\"). The advisory vocabulary is \"declined\", \"cancelled\", \"expired\", but any
-  string is carried. The run goes on: the model sees `declined/expired: <prompt>`."
-  ([id] (as-answer {:id id :ok false}))
+  "The Answer that refuses a request, as in the Clojure port: `(make-answer id false nil
+  reason)`. `(answer-declined id)` and `(answer-declined id nil)` are `{:id id :ok false}`,
+  with no `:reason` key at all; any other reason is carried as given, as a string (\"\"
+  included). The advisory vocabulary is \"declined\", \"cancelled\", \"expired\", but any
+  string is carried; the loop reads only `:ok`. The run goes on: the model sees
+  `declined/expired: <prompt>`."
+  ([id] (answer-declined id nil))
   ([id reason]
-   (json/read-str (ffi/call-string "tn_answer_declined" (ffi/c-string id)
-                                   (ffi/c-string (some-> reason str))))))
+   (make-answer id false nil (some-> reason str))))
 
 ;; ---------------------------------------------------------------------------------------------
 ;; the client
@@ -129,7 +130,20 @@
                     and network errors, with exponential backoff; Retry-After honoured
     :retry-base-ms  the backoff base (default 500)
     :retryable-statuses  extra statuses to retry
-    :timeout-ms     deadline of a whole run
+    :timeout-ms     the deadline of the WHOLE run, in ms (the engine's, the same in every
+                    binding): counted from the start of `run` / `run-with-answer` across
+                    every model request, retry, backoff, tool and :wait-for. When it passes,
+                    the run stops at once (no further request is sent) and throws ex-info of
+                    kind `:timeout`. Each model request gets what is left of it; a tool
+                    re-run with an answer sees that as ctx `:timeout-ms`.
+                    This is NOT a per-request HTTP timeout, which is what :timeout-ms is in
+                    earlier releases of the pure-Clojure port (there it bounds each HTTP
+                    request, and a request that times out is retried within :retries).
+                    Its later releases make it a run deadline too, but check it only
+                    before each model request, so a tool or :wait-for still running at the
+                    deadline ends the run only at the next request; here the run ends at
+                    the deadline itself (a late tool result is dropped). Unset: no
+                    deadline; the engine's own HTTP client then gives each request 120 s.
     :max-tokens     anthropic max_tokens (default 4096)
     :request-params extra top-level body keys
     :wait-for       (fn [request] answer-or-nil): resolves a suspension inline; the tool

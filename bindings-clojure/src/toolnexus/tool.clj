@@ -23,9 +23,12 @@
   `:execute` is called `(execute args)` on a first run and `(execute args ctx)` when the
   engine re-runs the tool with the answer to its own suspension, `ctx` being
   `{:answer :call-id :timeout-ms?}` (`:call-id` is the provider's tool-call id, the same on
-  every run of one call). It returns a ToolResult (`success`, `failure`, or a suspension from
-  `toolnexus.client/suspend`); an exception it throws becomes an error result carrying the
-  exception's message, and the run goes on.
+  every run of one call), or when `execute` below is given a ctx. So, as in the Clojure port,
+  a tool that suspends is written with both arities; one with only a 1-arity that is re-run
+  with an answer gets an error result (the wrong number of arguments). It returns a
+  ToolResult (`success`, `failure`, or a suspension from `toolnexus.client/suspend`); an
+  exception it throws becomes an error result carrying the exception's message, and the run
+  goes on.
 
   Defaults: `:description` \"\", `:input-schema` `{:type \"object\"}`, `:source` \"custom\".
   `:relay true` declares a relay tool instead: the model may call it, nothing runs here, and
@@ -100,17 +103,29 @@
 (defn execute
   "Runs the toolkit's tool `name` with `args` and returns its ToolResult, as the engine runs
   it in a run. An unknown name, or an exception from the tool, is an error result, never a
-  throw. With `ctx` carrying `:answer` (any Answer form, see `toolnexus.client/as-answer`) the
-  tool re-runs as after its own suspension: `(execute args ctx)` with `{:answer :call-id
-  :timeout-ms?}` (`:call-id` from `ctx`, else \"\"; `:timeout-ms` from `ctx` when given). A
+  throw.
+
+  As in the Clojure port, the tool's arity follows `ctx`: without one (or with nil)
+  `(execute args)` runs; with any other `ctx`, `{}` included, `(execute args ctx)` runs, the
+  tool getting `{:call-id :answer? :timeout-ms?}` (`:call-id` from `ctx`, else \"\";
+  `:answer` normalised as by `toolnexus.client/as-answer` when `ctx` has one, and then the
+  tool runs as after its own suspension; `:timeout-ms` from `ctx` when given; other keys of
+  `ctx` do not reach the tool). A tool with only a 1-arity called with a `ctx` gives an error
+  result naming the wrong number of arguments, as any exception from a tool does. A
   malformed answer throws ex-info of kind `:invalid_argument`."
   ([tk name args] (execute tk name args nil))
   ([tk name args ctx]
    (let [h (native tk)
+         ;; a ctx without an answer still selects the 2-arity: the call goes under a call id
+         ;; of its own that the tool callback recognises (see host/direct-call!)
+         direct-id (when ctx (host/direct-call! (if (some? (:call-id ctx)) (:call-id ctx) "")))
          call (cond-> {:name (str name) :args (or args {})}
                 (some? (:answer ctx)) (assoc :answer (:answer ctx))
-                (some? (:call-id ctx)) (assoc :call_id (str (:call-id ctx)))
-                (some? (:timeout-ms ctx)) (assoc :timeout_ms (long (:timeout-ms ctx))))
-         out (ffi/call-string "tn_toolkit_execute_call" (ffi/ptr h) (ffi/c-string (json/write-str call)))]
-     (ffi/keep-alive h)
-     (convert/wire->tool-result (json/read-str out)))))
+                direct-id (assoc :call_id direct-id)
+                (some? (:timeout-ms ctx)) (assoc :timeout_ms (long (:timeout-ms ctx))))]
+     (try
+       (let [out (ffi/call-string "tn_toolkit_execute_call" (ffi/ptr h) (ffi/c-string (json/write-str call)))]
+         (convert/wire->tool-result (json/read-str out)))
+       (finally
+         (when direct-id (host/forget-direct-call! direct-id))
+         (ffi/keep-alive h))))))

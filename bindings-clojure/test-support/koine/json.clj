@@ -1,7 +1,8 @@
 (ns koine.json
   "Test-only stand-in for the `koine.json` namespace the seed examples require (another
-  library's JSON namespace; they use only `write-str`). Not part of the toolnexus library:
-  run-example and test.sh put test-support/ on the classpath."
+  library's JSON namespace; they use only `write-str`). Not part of the toolnexus library, and
+  not on run-example's classpath: test.sh adds test-support/ for the seed runs only, through
+  TOOLNEXUS_EXTRA_CLASSPATH."
   (:require [clojure.data.json :as json]))
 
 (defn write-str

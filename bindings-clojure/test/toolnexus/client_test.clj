@@ -132,6 +132,53 @@
     (is (= [{:id "pnd-deploy" :kind "approval" :prompt "Deploy to prod?"}] @asked))
     (is (= "deployed ok" (:output (first (:tool-calls rr)))))))
 
+(deftest in-a-run-only-the-re-run-with-an-answer-gets-a-ctx
+  (testing "the first execution is the 1-arity, though the engine knows the call id and the time left"
+    (let [seen (atom [])
+          tk (tool/toolkit [(deploy-tool seen)])
+          [http _] (scripted (calls-turn ["call_1" "deploy" {:env "prod"}]) (text-turn "Done."))
+          c (make-client http {:timeout-ms 60000
+                               :wait-for (fn [request] (client/answer-output (:id request) "ok"))})
+          rr (client/run c "deploy it" {:toolkit tk})
+          [first-run again] @seen
+          [_ args ctx] again]
+      (is (= "done" (:status rr)))
+      (is (= [:first {:env "prod"}] first-run))
+      (is (= {:env "prod"} args))
+      (is (= {:id "pnd-deploy" :ok true :data {:output "ok"}} (:answer ctx)))
+      (is (= "call_1" (:call-id ctx)))
+      (is (< 0 (:timeout-ms ctx) 60001))))
+  (testing "a suspending tool with only a 1-arity: its re-run is an error result, and the run goes on"
+    (let [tk (tool/toolkit [(tool/tool {:name "ask" :execute (fn [_] (client/suspend (client/make-request "input" "Which city?")))})])
+          [http requests] (scripted (calls-turn ["call_1" "ask" {}]) (text-turn "Never mind."))
+          c (make-client http {:wait-for (fn [request] (client/answer-output (:id request) "Chennai"))})
+          rr (client/run c "where?" {:toolkit tk})]
+      (is (= "done" (:status rr)))
+      (is (= "Never mind." (:text rr)))
+      (is (:isError (first (:tool-calls rr))))
+      (is (re-find #"Wrong number of args \(2\)" (:output (first (:tool-calls rr)))))
+      (is (re-find #"Wrong number of args \(2\)" (:content (last-tool-message (second @requests))))))))
+
+;; ---------------------------------------------------------------------------------------------
+;; the deadline
+
+(deftest timeout-ms-is-the-deadline-of-the-whole-run
+  ;; Each model request answers well within :timeout-ms, the run as a whole does not: a
+  ;; per-request HTTP timeout (the pure-Clojure port's older meaning) would let it finish.
+  (let [slow (fn [turn] (fn [_ _ _]
+                          (Thread/sleep 300)
+                          {:status 200 :headers {} :body (json/write-str turn)}))
+        [http requests] (scripted (slow (calls-turn ["c1" "noop" {}]))
+                                  (slow (calls-turn ["c2" "noop" {}]))
+                                  (slow (calls-turn ["c3" "noop" {}]))
+                                  (slow (text-turn "too late")))
+        tk (tool/toolkit [(tool/tool {:name "noop" :execute (fn [_] (tool/success "ok"))})])
+        c (make-client http {:timeout-ms 700})
+        e (is (thrown? clojure.lang.ExceptionInfo (client/run c "go" {:toolkit tk})))]
+    (is (= :timeout (:kind (ex-data e))))
+    (is (re-find #"700ms" (ex-message e)))
+    (is (<= 2 (count @requests) 3) "the run ended at the deadline, not after every request")))
+
 ;; ---------------------------------------------------------------------------------------------
 ;; exceptions
 

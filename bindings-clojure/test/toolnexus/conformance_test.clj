@@ -1,7 +1,8 @@
 (ns toolnexus.conformance-test
   "Every scenario in tests/conformance/ replayed through the Clojure API: the scenario's tools
   are Clojure functions, its resolver a Clojure :wait-for, and the model a Clojure
-  :http-client serving the scripted replies and recording what the engine sent. Checked as
+  :http-client serving the scripted replies and recording what the engine sent (and, when the
+  scenario has `before_tool`, a Clojure :before-tool hook raising its suspensions). Checked as
   tests/conformance/README.md says: the requests (path, pinned headers, exact body), the
   canonical RunResult or the error, the tool call counts, the resolver's Requests, and that
   every scripted reply was used."
@@ -88,6 +89,14 @@
     (when-let [a (pop-first! (:answers state))]
       (assoc a :id (:id request)))))
 
+(defn- gate
+  "The scenario's `before_tool` hook: a call of a listed tool is answered with the suspension
+  of the listed Request instead of running the tool."
+  [gates]
+  (fn [{:keys [name]}]
+    (when-let [request (get gates (keyword name))]
+      {:result (client/suspend request)})))
+
 (defn- make-client [sc state]
   (let [c (:client sc)
         style (:style sc)]
@@ -102,7 +111,8 @@
       :timeout-ms (:timeout_ms c)
       :retry-base-ms (or (:retry_base_ms c) 1)
       :http-client (mock-model state style)
-      :wait-for (when (vector? (:wait_for sc)) (resolver state))})))
+      :wait-for (when (vector? (:wait_for sc)) (resolver state))
+      :hooks (when (map? (:before_tool sc)) {:before-tool (gate (:before_tool sc))})})))
 
 ;; ---------------------------------------------------------------------------------------------
 ;; the replay

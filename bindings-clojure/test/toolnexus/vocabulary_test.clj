@@ -1,7 +1,9 @@
 (ns toolnexus.vocabulary-test
-  "The data side of the API: Requests, Answers, ToolResults, tools and toolkits, and the
-  library load itself."
+  "The data side of the API: Requests, Answers, ToolResults, tools and toolkits, the library
+  load itself, and what run-example puts on a script's classpath."
   (:require [clojure.data.json :as data.json]
+            [clojure.java.io :as io]
+            [clojure.string :as str]
             [clojure.test :refer [deftest is testing]]
             [toolnexus.client :as client]
             [toolnexus.impl.ffi :as ffi]
@@ -11,13 +13,64 @@
   (is (= ffi/abi-version (ffi/loaded-abi-version)))
   (is (seq (ffi/version))))
 
+;; ---------------------------------------------------------------------------------------------
+;; run-example's classpath
+
+(defn- binding-dir
+  "bindings-clojure/, found from where toolnexus/client.clj was loaded; nil when the sources
+  come from a jar."
+  ^java.io.File []
+  (let [u (io/resource "toolnexus/client.clj")]
+    (when (= "file" (.getProtocol u))
+      (-> (io/file (.toURI u)) .getParentFile .getParentFile .getParentFile))))
+
+(defn- run-example
+  "Runs `script` (text) through run-example with TOOLNEXUS_EXTRA_CLASSPATH set to `extra`
+  (removed when nil); returns [exit-code stdout]."
+  [dir script extra]
+  (let [f (doto (java.io.File/createTempFile "classpath-probe" ".clj") (.deleteOnExit))
+        _ (spit f script)
+        pb (doto (ProcessBuilder. ^java.util.List [(str (io/file dir "run-example")) (str f)])
+             (.redirectErrorStream true))
+        env (.environment pb)]
+    (.remove env "TOOLNEXUS_EXTRA_CLASSPATH")
+    (when extra (.put env "TOOLNEXUS_EXTRA_CLASSPATH" extra))
+    (when-let [lib (System/getProperty "toolnexus.lib")]
+      (.put env "TOOLNEXUS_LIB" lib))
+    (let [p (.start pb)
+          out (slurp (.getInputStream p))]
+      [(.waitFor p) out])))
+
+(deftest run-example-puts-only-the-library-on-the-classpath
+  (if-let [dir (binding-dir)]
+    (let [tmp (.toFile (java.nio.file.Files/createTempDirectory "extra-cp" (make-array java.nio.file.attribute.FileAttribute 0)))
+          a (doto (io/file tmp "a") (.mkdirs))
+          b (doto (io/file tmp "b") (.mkdirs))
+          _ (spit (io/file a "marker_a.txt") "a")
+          _ (spit (io/file b "marker_b.txt") "b")
+          probe (str "(prn (mapv #(some? (clojure.java.io/resource %))"
+                     " [\"toolnexus/client.clj\" \"koine/json.clj\" \"marker_a.txt\" \"marker_b.txt\"]))\n")
+          seen (fn [extra]
+                 (let [[code out] (run-example dir probe extra)]
+                   (is (zero? code) out)
+                   (read-string (last (str/split-lines (str/trim out))))))]
+      (testing "the binding, and not the test-only koine.json stand-in"
+        (is (= [true false false false] (seen nil))))
+      (testing "TOOLNEXUS_EXTRA_CLASSPATH adds the caller's entries, ':'-separated"
+        (is (= [true false true true] (seen (str a java.io.File/pathSeparator b))))))
+    (println "NOTE: the sources come from a jar; not checking run-example's classpath")))
+
 (deftest answer-declined-has-no-reason-unless-given
   (is (= {:id "sus-1" :ok false} (client/answer-declined "sus-1")))
   (is (not (contains? (client/answer-declined "sus-1") :reason)))
   (is (= {:id "sus-1" :ok false :reason "not today"} (client/answer-declined "sus-1" "not today")))
-  (testing "a nil or empty reason given explicitly is the engine's \"declined\""
-    (is (= "declined" (:reason (client/answer-declined "sus-1" nil))))
-    (is (= "declined" (:reason (client/answer-declined "sus-1" ""))))))
+  (testing "as in the Clojure port ((make-answer id false nil reason)), a nil reason is no reason"
+    (is (= {:id "sus-1" :ok false} (client/answer-declined "sus-1" nil)))
+    (is (not (contains? (client/answer-declined "sus-1" nil) :reason)))
+    (is (= (client/make-answer "sus-1" false nil nil) (client/answer-declined "sus-1" nil))))
+  (testing "any other reason is carried as given, the empty string too"
+    (is (= {:id "sus-1" :ok false :reason ""} (client/answer-declined "sus-1" "")))
+    (is (= "expired" (:reason (client/answer-declined "sus-1" "expired"))))))
 
 (deftest answer-output-carries-the-reply-under-data-output
   (is (= {:id "r" :ok true :data {:output "yes"}} (client/answer-output "r" "yes")))
@@ -138,8 +191,18 @@
     (testing "with an answer in ctx the 2-arity runs"
       (is (= {:output "second:hi answered yes" :isError false}
              (tool/execute tk "upper" {:text "hi"} {:answer (client/answer-output "x" "yes")}))))
-    (testing "a ctx without an answer runs the 1-arity"
-      (is (= {:output "second:hi" :isError false} (tool/execute tk "upper" {:text "hi"} {:call-id "c9"}))))
+    (testing "as in the Clojure port ((if ctx (f args ctx) (f args))), any ctx runs the 2-arity"
+      (is (= {:output "second:hi answered " :isError false} (tool/execute tk "upper" {:text "hi"} {:call-id "c9"})))
+      (is (= {:output "second:hi answered " :isError false} (tool/execute tk "upper" {:text "hi"} {}))))
+    (testing "no ctx, or a nil one, runs the 1-arity"
+      (is (= {:output "second:hi" :isError false} (tool/execute tk "upper" {:text "hi"} nil))))
+    (testing "a tool with only a 1-arity given a ctx is an error result (the wrong arity), not a throw"
+      (let [tk (tool/toolkit [(tool/tool {:name "one" :execute (fn [_] (tool/success "one"))})])]
+        (doseq [ctx [{} {:call-id "c9"} {:answer (client/answer-output "x" "yes")}]]
+          (let [r (tool/execute tk "one" {} ctx)]
+            (is (:isError r))
+            (is (re-find #"Wrong number of args \(2\)" (:output r)))))
+        (is (= {:output "one" :isError false} (tool/execute tk "one" {})))))
     (testing "with an answer, an unknown tool or a throwing tool is still an error result"
       (let [r (tool/execute tk "nope" {} {:answer (client/answer-output "x" "yes")})]
         (is (:isError r))
@@ -162,4 +225,17 @@
       (is (= [{} {:answer {:id "x" :ok true :data {:output "yes"}} :call-id "call_7"}] @seen))
       (testing "and the timeout ctx gives"
         (tool/execute tk "ask" {} {:answer (client/answer-output "x" "yes") :timeout-ms 1500})
-        (is (= 1500 (:timeout-ms (second @seen))))))))
+        (is (= 1500 (:timeout-ms (second @seen)))))
+      (testing "a ctx without an answer hands the tool its call id (else \"\") and no :answer key"
+        (tool/execute tk "ask" {:q 1} {:call-id "call_8" :timeout-ms 900})
+        (is (= [{:q 1} {:call-id "call_8" :timeout-ms 900}] @seen))
+        (tool/execute tk "ask" {} {})
+        (is (= [{} {:call-id ""}] @seen)))
+      (testing "concurrent direct calls each get their own ctx"
+        (let [tk (tool/toolkit [(tool/tool {:name "id" :execute (fn ([_] (tool/success "no ctx"))
+                                                                  ([_ ctx] (tool/success (:call-id ctx))))})])
+              ids (mapv #(str "call_" %) (range 16))
+              outs (mapv (fn [id] (future (:output (tool/execute tk "id" {} {:call-id id})))) ids)]
+          (is (= ids (mapv deref outs)))))
+      (testing "the registrations of direct calls are released"
+        (is (zero? (.size ^java.util.Map @#'toolnexus.impl.host/direct-calls)))))))

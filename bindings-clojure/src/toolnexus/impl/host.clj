@@ -91,19 +91,47 @@
     (.remove thrown (long host-ref))))
 
 ;; ---------------------------------------------------------------------------------------------
+;; direct calls made with a ctx
+
+;; `toolnexus.tool/execute` with a ctx runs the tool's 2-arity even when the ctx holds no
+;; answer (as the Clojure port's `(if ctx (f args ctx) (f args))`), but the engine's call JSON
+;; says only whether there is an answer. So such a call travels under a call id of its own,
+;; registered here with the caller's call id, and `call-tool` reads "a ctx was given" from it.
+(defonce ^:private ^ConcurrentHashMap direct-calls (ConcurrentHashMap.))
+
+(defn direct-call!
+  "Registers a direct call made with a ctx whose call id is `call-id`; returns the call id to
+  send to the engine instead. Release it with `forget-direct-call!`."
+  ^String [call-id]
+  (let [k (str "toolnexus-direct-call-" (.incrementAndGet ids) "-" (java.util.UUID/randomUUID))]
+    (.put direct-calls k (str call-id))
+    k))
+
+(defn forget-direct-call!
+  "Drops a call id made by `direct-call!` (idempotent)."
+  [^String k]
+  (.remove direct-calls k))
+
+;; ---------------------------------------------------------------------------------------------
 ;; the handlers: Clojure data in, [status payload] out, run on the executor
 
 (defn- call-tool
   "Runs Clojure tool `t` for the engine's call `{:name :args :call_id :answer? :timeout_ms?}`:
-  `(execute args)` on a first run, `(execute args ctx)` on a re-run with an answer. Returns
+  `(execute args ctx)` when there is a ctx (the engine re-runs the tool with an answer, or
+  `toolnexus.tool/execute` was given a ctx), else `(execute args)`, as the Clojure port calls
+  `(f args ctx)` whenever a ctx is given. In a run the first execution has no ctx, even though
+  the engine tells it the call id and the time left. A tool with only a 1-arity that gets a
+  ctx throws an ArityException, which becomes an error result like any other. Returns
   `[status payload]`: a thrown exception becomes an error status with its message, which the
   engine feeds back to the model as an error result."
   [t call]
   (try
     (let [f (:execute t)
           {:keys [args answer call_id timeout_ms]} call
-          r (if (some? answer)
-              (f args (cond-> {:answer answer :call-id call_id}
+          direct-id (when (string? call_id) (.get direct-calls call_id))
+          r (if (or (some? answer) (some? direct-id))
+              (f args (cond-> {:call-id (or direct-id call_id)}
+                        (some? answer) (assoc :answer answer)
                         timeout_ms (assoc :timeout-ms timeout_ms)))
               (f args))]
       (if (map? r)
