@@ -46,6 +46,20 @@ export interface AfterToolEv {
   turn: number
 }
 
+/**
+ * A tool as the JS port's `Tool` interface describes it: any object with these members is
+ * accepted by `createToolkit({extraTools})` and `Toolkit.register`. `execute` is called with
+ * the object as `this`; a throw or a rejection becomes an error result.
+ */
+export interface ToolLike {
+  name: string
+  description?: string
+  inputSchema?: Record<string, unknown>
+  /** `custom` when absent. */
+  source?: 'native' | 'custom' | 'http' | 'mcp' | 'skill' | 'builtin' | 'a2a'
+  execute(args: Record<string, any>, ctx: ToolRunContext): ToolResult | Promise<ToolResult>
+}
+
 /** Every error toolnexus throws; `code` is the engine's stable error kind. */
 export declare class ToolnexusError extends Error {
   readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant'

@@ -46,6 +46,20 @@ export interface AfterToolEv {
   turn: number
 }
 
+/**
+ * A tool as the JS port's `Tool` interface describes it: any object with these members is
+ * accepted by `createToolkit({extraTools})` and `Toolkit.register`. `execute` is called with
+ * the object as `this`; a throw or a rejection becomes an error result.
+ */
+export interface ToolLike {
+  name: string
+  description?: string
+  inputSchema?: Record<string, unknown>
+  /** `custom` when absent. */
+  source?: 'native' | 'custom' | 'http' | 'mcp' | 'skill' | 'builtin' | 'a2a'
+  execute(args: Record<string, any>, ctx: ToolRunContext): ToolResult | Promise<ToolResult>
+}
+
 /** Every error toolnexus throws; `code` is the engine's stable error kind. */
 export declare class ToolnexusError extends Error {
   readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant'
@@ -101,10 +115,11 @@ export declare class Toolkit {
   /** The tool called `name`. */
   get(name: string): Tool | undefined
   /**
-   * Adds tools (first name wins; a relay tool may not take a built-in tool's name).
+   * Adds tools (first name wins; a relay tool may not take a built-in tool's name): from
+   * `defineTool` or `relayTool`, or objects shaped like the JS port's `Tool` interface.
    * Variadic as in the JS port (`index.js` flattens the arguments into one array).
    */
-  register(...tools: Array<Tool | Array<Tool>>): this
+  register(...tools: Array<Tool | ToolLike | Array<Tool | ToolLike>>): this
   /** Runs the tool `name` (an unknown tool is an error result naming it). */
   execute(name: string, args?: Record<string, unknown>, ctx?: ExecuteContext): Promise<ToolResult>
   /** The OpenAI declarations: `{type: "function", function: {name, description, parameters}}`. */
@@ -128,11 +143,15 @@ export interface Answer {
 
 /**
  * The Answer that refuses a request: `{id, ok: false, reason}`. `reason` is `declined`
- * (default), `cancelled` or `expired`; anything else is an `InvalidArgumentError`.
+ * (default), `cancelled` or `expired`; anything else is an `InvalidArgumentError`. A missing
+ * id is a `TypeError`, as in the JS port.
  */
 export declare function answerDeclined(id: string, reason?: 'declined' | 'cancelled' | 'expired'): Answer
 
-/** The Answer that supplies a reply: `{id, ok: true, data: {output}}`. */
+/**
+ * The Answer that supplies a reply: `{id, ok: true, data: {output}}`. As in the JS port, a
+ * missing id or a non-string output is a `TypeError` (with `code` `invalid_argument`).
+ */
 export declare function answerOutput(id: string, output: string): Answer
 
 /** An `authorization` suspension at a login `url`. */
@@ -189,6 +208,8 @@ export interface ClientOptions {
    * A fetch-compatible function used for the LLM requests (default: the engine's own
    * pooled HTTP/1.1 client). A throw or a rejection (of the call or of reading the body)
    * is a network failure: retried like one, then the run rejects with that very error.
+   * `init.signal` aborts when the run is aborted or times out, or when the request's own
+   * deadline passes.
    */
   fetch?: (url: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Response | Promise<Response>
 }
@@ -322,6 +343,9 @@ export interface RunResult {
   pending?: Request
 }
 
+/** Replaces every character outside `[a-zA-Z0-9_-]` with `_`, as tool names are made. */
+export declare function sanitize(value: string): string
+
 /** One tool call made during a run, with its final result. */
 export interface ToolCallRecord {
   name: string
@@ -339,8 +363,11 @@ export interface ToolkitOptions {
    * tools given to it either way.
    */
   builtins?: boolean | { disabled?: boolean; enabled?: boolean; tools?: Record<string, boolean> }
-  /** The tools, from `defineTool` or `relayTool`. */
-  extraTools?: Array<Tool>
+  /**
+   * The tools: from `defineTool` or `relayTool`, or objects shaped like the JS port's
+   * `Tool` interface.
+   */
+  extraTools?: Array<Tool | ToolLike>
 }
 
 /** What a tool hands back to the model. */

@@ -22,6 +22,7 @@ module.exports = {
   pendingOf: native.pendingOf,
   answerOutput: native.answerOutput,
   answerDeclined: native.answerDeclined,
+  sanitize: native.sanitize,
   version: native.version,
   Client: native.Client,
   Toolkit: native.Toolkit,

@@ -13,6 +13,7 @@ export const {
   pendingOf,
   answerOutput,
   answerDeclined,
+  sanitize,
   version,
   Client,
   Toolkit,

@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use engine::{CancellationToken, RunInput};
 use napi::bindgen_prelude::{ClassInstance, FnArgs, Function, JsObjectValue, Object, ObjectRef, PromiseRaw, Unknown};
-use napi::{Env, JsValue};
+use napi::{Env, JsValue, Status};
 use napi_derive::napi;
 use serde_json::Value;
 
+use crate::args::{arg, object_arg, optional_object_arg};
 use crate::convert::{Json, RunResult};
-use crate::error::{throw, to_js};
+use crate::error::{invalid, throw, to_js};
 use crate::lazy::Raw;
 use crate::options::{engine_options, ClientOptions};
 use crate::toolkit::Toolkit;
@@ -23,9 +24,10 @@ pub struct Client {
 }
 
 /// Builds a client. Bad options throw an `InvalidArgumentError`.
-#[napi]
-pub fn create_client(env: &Env, options: ClientOptions) -> napi::Result<Client> {
-    let opts = engine_options(options)?.map_err(|e| throw(env, e))?;
+#[napi(ts_args_type = "options: ClientOptions", ts_return_type = "Client")]
+pub fn create_client(env: &Env, options: Unknown) -> napi::Result<Client> {
+    let options: ClientOptions = object_arg(env, options, "createClient", "options")?;
+    let opts = engine_options(env, options)?.map_err(|e| throw(env, e))?;
     let inner = engine::Client::new(opts).map_err(|e| throw(env, e))?;
     Ok(Client { inner: Arc::new(inner) })
 }
@@ -73,13 +75,18 @@ struct Start {
 #[napi]
 impl Client {
     /// Runs `prompt` (with `toolkit`, continuing `history`) through the tool-calling loop.
-    #[napi(ts_return_type = "Promise<RunResult>")]
+    #[napi(
+        ts_args_type = "prompt: string, options?: RunOptions | undefined | null",
+        ts_return_type = "Promise<RunResult>"
+    )]
     pub fn run<'e>(
         &self,
         env: &'e Env,
-        prompt: String,
-        options: Option<RunOptions<'e>>,
+        prompt: Unknown<'e>,
+        options: Unknown<'e>,
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
+        let prompt: String = arg(env, prompt, "run", "prompt", "a string")?;
+        let options: Option<RunOptions> = optional_object_arg(env, options, "run", "options")?;
         let (toolkit, history, signal) = match options {
             Some(o) => (o.toolkit, o.history, o.signal),
             None => (None, None, None),
@@ -90,7 +97,7 @@ impl Client {
             history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
             resume: None,
         };
-        self.start(env, start, signal)
+        self.start(env, start, signal, "run")
     }
 
     /// Resumes a run that halted with status `pending`: `answer.id` must echo `pending.id`;
@@ -102,23 +109,44 @@ impl Client {
     pub fn run_with_answer<'e>(
         &self,
         env: &'e Env,
-        toolkit: Option<ClassInstance<'e, Toolkit>>,
-        history: Json,
-        pending: Value,
-        answer: Value,
-        options: Option<ResumeOptions<'e>>,
+        toolkit: Unknown<'e>,
+        history: Unknown<'e>,
+        pending: Unknown<'e>,
+        answer: Unknown<'e>,
+        options: Unknown<'e>,
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
+        const F: &str = "runWithAnswer";
+        let toolkit: Option<ClassInstance<Toolkit>> = arg(env, toolkit, F, "toolkit", "a Toolkit")?;
+        let history: Json = arg(env, history, F, "history", "an array of messages")?;
+        let pending: Value = arg(env, pending, F, "pending", "a Request object")?;
+        let answer: Value = arg(env, answer, F, "answer", "an Answer object")?;
+        let options: Option<ResumeOptions> = optional_object_arg(env, options, F, "options")?;
         let history = history_of(history).map_err(|e| throw(env, e))?;
         let start =
             Start { toolkit: toolkit.map(|t| t.snapshot()), prompt: None, history, resume: Some((pending, answer)) };
-        self.start(env, start, options.and_then(|o| o.signal))
+        self.start(env, start, options.and_then(|o| o.signal), F)
     }
 }
 
 impl Client {
-    fn start<'e>(&self, env: &'e Env, start: Start, signal: Option<Object<'e>>) -> napi::Result<PromiseRaw<'e, Raw>> {
+    fn start<'e>(
+        &self,
+        env: &'e Env,
+        start: Start,
+        signal: Option<Object<'e>>,
+        func: &str,
+    ) -> napi::Result<PromiseRaw<'e, Raw>> {
         let token = CancellationToken::new();
-        let watch = signal.map(|s| AbortWatch::attach(env, &s, token.clone())).transpose()?;
+        let watch = match signal {
+            Some(s) => Some(AbortWatch::attach(env, &s, token.clone()).map_err(|e| {
+                // A throw of the host's own (a getter, addEventListener) stays its own.
+                if e.status == Status::PendingException {
+                    return e;
+                }
+                throw(env, invalid(format!("{func}: options.signal must be an AbortSignal")))
+            })?),
+            None => None,
+        };
         let client = self.inner.clone();
         let run = async move {
             let resume = match start.resume {

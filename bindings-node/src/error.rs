@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::fmt;
 
 use engine::{ErrorKind, HttpErrorDetail};
-use napi::bindgen_prelude::{Function, Object, ObjectRef, Unknown};
+use napi::bindgen_prelude::{Function, JsObjectValue, Object, ObjectRef, Unknown};
 use napi::{Env, JsValue, Status};
 use napi_derive::napi;
 
@@ -97,6 +97,23 @@ pub fn to_js(env: &Env, e: engine::Error, cause: Option<Unknown<'_>>) -> napi::E
     match build(env, kind, &message, http.as_ref(), cause) {
         Ok(obj) => napi::Error::from(obj),
         Err(err) => err,
+    }
+}
+
+/// A `TypeError` whose `code` is `invalid_argument`: what the JS port's answer constructors
+/// throw for a missing id or a non-string output, kept so code written against it still
+/// catches them; the code matches every other bad argument's.
+pub fn type_error(env: &Env, message: &str) -> napi::Error {
+    let made = (|| {
+        let ctor: Function<String, Unknown> = env.get_global()?.get_named_property("TypeError")?;
+        let instance = ctor.new_instance(message.to_string())?;
+        let mut obj = Object::from_raw(env.raw(), instance.raw());
+        obj.set("code", ErrorKind::InvalidArgument.name())?;
+        Ok::<_, napi::Error>(instance)
+    })();
+    match made {
+        Ok(e) => napi::Error::from(e),
+        Err(e) => e,
     }
 }
 

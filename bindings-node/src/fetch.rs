@@ -5,25 +5,54 @@
 //! carries the host's own error: the engine retries it like any network error, and once the
 //! retries are spent the run rejects with that very object. A `fetch` that answers something
 //! that is not a Response is a host bug, not retried.
+//!
+//! The engine cancels a run (its signal, its `timeoutMs`) by dropping the run's future, this
+//! transport's included; a host fetch would not notice and would keep its socket (and the
+//! process) busy until the provider answered. So each request carries its own
+//! AbortController, aborted when the request's future is dropped before it completed.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use engine::{ErrorKind, HttpRequest, HttpResponse, Transport};
 use futures_util::future::BoxFuture;
-use napi::bindgen_prelude::{FromNapiValue, Function, JsObjectValue, JsValuesTupleIntoVec, Object, Promise, Unknown};
-use napi::{sys, Env, JsValue, ValueType};
+use napi::bindgen_prelude::{
+    FromNapiValue, Function, FunctionCallContext, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef, Promise,
+    Unknown,
+};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{sys, Env, JsValue, Status, ValueType};
 
 use crate::callbacks::{apply_caught, call_as, Callback, MaybePromise};
 use crate::error::{host, network};
 
+/// Where one request's AbortController stands. The controller is made on the JS thread when
+/// `fetch` is called, which may come after the engine already dropped the request.
+enum Slot {
+    /// `fetch` has not been called yet.
+    Waiting,
+    /// `fetch` was called with this controller's signal.
+    Armed(ObjectRef<false>),
+    /// The request's future is gone: a late `fetch` call gets an aborted signal.
+    Dropped,
+}
+
+type Shared = Arc<Mutex<Slot>>;
+
+fn lock(slot: &Shared) -> MutexGuard<'_, Slot> {
+    slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// One POST, converted to `(url, init)` on the JS thread.
-pub struct FetchCall(HttpRequest);
+pub struct FetchCall {
+    request: HttpRequest,
+    slot: Shared,
+}
 
 impl JsValuesTupleIntoVec for FetchCall {
     fn into_vec(self, raw: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
         let env = Env::from_raw(raw);
-        let req = self.0;
+        let req = self.request;
         let mut headers = Object::new(&env)?;
         for (k, v) in &req.headers {
             headers.set(k.as_str(), v.as_str())?;
@@ -32,9 +61,9 @@ impl JsValuesTupleIntoVec for FetchCall {
         init.set("method", "POST")?;
         init.set("headers", headers)?;
         init.set("body", String::from_utf8_lossy(&req.body).as_ref())?;
-        // The per-request deadline, as fetch expects it (AbortSignal.timeout's timer is unref'd).
-        // A failure here must not throw: napi would report it as an uncaught exception.
-        if let Ok(signal) = timeout_signal(&env, req.timeout.as_millis() as f64) {
+        // A failure here must not throw: napi would report it as an uncaught exception. The
+        // worst case is a signal that misses the run's cancellation or the deadline.
+        if let Ok(signal) = request_signal(&env, &self.slot, req.timeout.as_millis() as f64) {
             init.set("signal", signal)?;
         }
         let url = env.create_string(&req.url)?;
@@ -42,11 +71,82 @@ impl JsValuesTupleIntoVec for FetchCall {
     }
 }
 
-/// `AbortSignal.timeout(ms)`.
-fn timeout_signal(env: &Env, ms: f64) -> napi::Result<Unknown<'_>> {
-    let class: Function<Unknown, Unknown> = env.get_global()?.get_named_property("AbortSignal")?;
-    let timeout: Function<f64, Unknown> = class.get_named_property("timeout")?;
-    timeout.apply(class, ms)
+/// The request's signal: aborted when the run drops the request, or when its per-request
+/// deadline passes (`AbortSignal.timeout`, whose timer is unref'd).
+fn request_signal<'e>(env: &'e Env, slot: &Shared, timeout_ms: f64) -> napi::Result<Unknown<'e>> {
+    let signal_class: Function<Unknown, Unknown> = env.get_global()?.get_named_property("AbortSignal")?;
+    let timeout: Function<f64, Unknown> = signal_class.get_named_property("timeout")?;
+    let deadline = apply_caught(&timeout, signal_class, timeout_ms)?;
+    let Ok(controller) = new_controller(env) else { return Ok(deadline) };
+    let cancel: Unknown = controller.get_named_property("signal")?;
+    {
+        let mut slot = lock(slot);
+        match *slot {
+            Slot::Dropped => abort(&controller),
+            _ => *slot = Slot::Armed(controller.create_ref()?),
+        }
+    }
+    // Node 20.3+; on an older runtime the request keeps only its deadline.
+    let any: Function<Vec<Unknown>, Unknown> = match signal_class.get_named_property::<Unknown>("any")? {
+        // SAFETY: a live function value of `env`, on its JS thread.
+        f if f.get_type()? == ValueType::Function => unsafe { Function::from_napi_value(env.raw(), f.raw())? },
+        _ => return Ok(deadline),
+    };
+    apply_caught(&any, signal_class, vec![cancel, deadline])
+}
+
+fn new_controller<'e>(env: &'e Env) -> napi::Result<Object<'e>> {
+    let class: Function<(), Unknown> = env.get_global()?.get_named_property("AbortController")?;
+    let made = class.new_instance(())?;
+    Ok(Object::from_raw(env.raw(), made.raw()))
+}
+
+/// `controller.abort()`; never throws (it runs where a throw would be an uncaught exception).
+fn abort(controller: &Object<'_>) {
+    if let Ok(f) = controller.get_named_property::<Function<(), Unknown>>("abort") {
+        let _ = apply_caught(&f, *controller, ());
+    }
+}
+
+/// A request's controller handed back to the JS thread once its future is gone: released,
+/// and aborted first when the request had not completed.
+pub struct Release {
+    controller: ObjectRef<false>,
+    abort: bool,
+}
+
+impl JsValuesTupleIntoVec for Release {
+    fn into_vec(self, raw: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
+        let env = Env::from_raw(raw);
+        let value = self.controller.get_value(&env);
+        let _ = self.controller.unref(&env);
+        // The handle scope of this call keeps the controller alive past `unref`.
+        match value {
+            Ok(c) if self.abort => Ok(vec![c.raw()]),
+            _ => Ok(Vec::new()),
+        }
+    }
+}
+
+type Releaser = ThreadsafeFunction<Release, (), Release, Status, false, true>;
+
+/// Owned by a request's future: on drop, releases (and, unless completed, aborts) the
+/// controller the request's `fetch` got.
+struct InFlight {
+    slot: Shared,
+    releaser: Arc<Releaser>,
+    completed: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let previous = std::mem::replace(&mut *lock(&self.slot), Slot::Dropped);
+        if let Slot::Armed(controller) = previous {
+            let release = Release { controller, abort: !self.completed };
+            // Closing (the environment is going away): nothing left to abort.
+            let _ = self.releaser.call(release, ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
 }
 
 /// What `fetch` answered, read on the JS thread: a `Response` (its status, `Retry-After`, and
@@ -87,23 +187,50 @@ fn read_response(obj: &Object<'_>) -> napi::Result<Reply> {
 }
 
 /// The host's fetch as the engine's transport.
-pub struct JsFetch(pub Arc<Callback<FetchCall, FetchReply>>);
+pub struct JsFetch {
+    fetch: Arc<Callback<FetchCall, FetchReply>>,
+    releaser: Arc<Releaser>,
+}
 
 impl JsFetch {
     /// Wraps the host's fetch. Must run on the JS thread.
     pub fn new(f: Function<'_, FetchCall, MaybePromise<FetchReply>>) -> napi::Result<JsFetch> {
-        Ok(JsFetch(crate::callbacks::callback(f)?))
+        let env = Env::from_raw(f.value().env);
+        let release =
+            env.create_function_from_closure::<Release, (), _>("releaseFetch", |ctx: FunctionCallContext| {
+                if ctx.length() > 0 {
+                    if let Ok(controller) = ctx.get::<Object>(0) {
+                        abort(&controller);
+                    }
+                }
+                Ok(())
+            })?;
+        let releaser =
+            release.build_threadsafe_function::<Release>().weak::<true>().callee_handled::<false>().build()?;
+        Ok(JsFetch { fetch: crate::callbacks::callback(f)?, releaser: Arc::new(releaser) })
     }
 }
 
 impl Transport for JsFetch {
     fn post(&self, request: HttpRequest) -> BoxFuture<'static, engine::Result<HttpResponse>> {
-        let f = self.0.clone();
+        let f = self.fetch.clone();
+        let slot = Arc::new(Mutex::new(Slot::Waiting));
+        let in_flight = InFlight { slot: slot.clone(), releaser: self.releaser.clone(), completed: false };
         Box::pin(async move {
-            let reply = call_as(&f, FetchCall(request), network).await?.0?;
-            let body = reply.body.await.map_err(network)?;
-            let headers = reply.retry_after.map(|v| vec![("retry-after".to_string(), v)]).unwrap_or_default();
-            Ok(HttpResponse { status: reply.status, headers, body: Bytes::from(body) })
+            // Moved whole (not just the field this block writes), so that dropping the future
+            // drops it.
+            let mut in_flight = in_flight;
+            let reply = call_as(&f, FetchCall { request, slot }, network).await;
+            let body = match reply {
+                Ok(FetchReply(Ok(r))) => r.body.await.map(|b| (r.status, r.retry_after, b)).map_err(network),
+                Ok(FetchReply(Err(e))) => Err(e),
+                Err(e) => Err(e),
+            };
+            // Settled either way: nothing left for an abort to stop.
+            in_flight.completed = true;
+            let (status, retry_after, body) = body?;
+            let headers = retry_after.map(|v| vec![("retry-after".to_string(), v)]).unwrap_or_default();
+            Ok(HttpResponse { status, headers, body: Bytes::from(body) })
         })
     }
 }

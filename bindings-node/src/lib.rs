@@ -13,6 +13,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod answer;
+mod args;
 mod callbacks;
 mod client;
 mod convert;

@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use engine::{JsonObject, Style};
 use napi::bindgen_prelude::{Function, Object};
+use napi::{Env, JsValue};
 use napi_derive::napi;
 use serde_json::Value;
 
+use crate::args::check_function;
 use crate::callbacks::{callback, ErrorInfoEvent, JsBodyTransform, JsHooks, JsOnError, JsWaitFor, MaybePromise};
 use crate::convert::{Json, Request};
 use crate::error::invalid;
@@ -65,6 +67,8 @@ pub struct ClientOptions<'a> {
     /// A fetch-compatible function used for the LLM requests (default: the engine's own
     /// pooled HTTP/1.1 client). A throw or a rejection (of the call or of reading the body)
     /// is a network failure: retried like one, then the run rejects with that very error.
+    /// `init.signal` aborts when the run is aborted or times out, or when the request's own
+    /// deadline passes.
     #[napi(
         ts_type = "(url: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Response | Promise<Response>"
     )]
@@ -80,7 +84,18 @@ fn ms(v: f64, what: &str) -> engine::Result<u64> {
 }
 
 /// The engine options for `o`. Must run on the JS thread (it wraps the host functions).
-pub fn engine_options(o: ClientOptions<'_>) -> napi::Result<engine::Result<engine::ClientOptions>> {
+pub fn engine_options(env: &Env, o: ClientOptions<'_>) -> napi::Result<engine::Result<engine::ClientOptions>> {
+    let functions = [
+        ("waitFor", o.wait_for.as_ref().map(|f| f.raw())),
+        ("onError", o.on_error.as_ref().map(|f| f.raw())),
+        ("bodyTransform", o.body_transform.as_ref().map(|f| f.raw())),
+        ("fetch", o.fetch.as_ref().map(|f| f.raw())),
+    ];
+    for (name, f) in functions {
+        if let Some(f) = f {
+            check_function(env, f, "createClient", &format!("options.{name}"))?;
+        }
+    }
     let style = match Style::parse(&o.style) {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),

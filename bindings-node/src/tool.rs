@@ -1,19 +1,24 @@
 //! Tools: `defineTool` (a JS `run` function the engine calls through a weak
-//! ThreadsafeFunction), `relayTool` (a declaration the host executes), and the `Tool` class
-//! both return.
+//! ThreadsafeFunction), `relayTool` (a declaration the host executes), the `Tool` class
+//! both return, and any object shaped like the JS port's `Tool` interface (its `execute`
+//! called the same way).
 
 use std::sync::Arc;
 
 use engine::{ToolContext, ToolHandler, ToolSource};
 use futures_util::future::BoxFuture;
-use napi::bindgen_prelude::{Function, JsValuesTupleIntoVec, Object, PromiseRaw, ToNapiValue};
-use napi::{sys, Env, JsValue};
+use napi::bindgen_prelude::{
+    ClassInstance, FromNapiValue, Function, JsObjectValue, JsValuesTupleIntoVec, Object, PromiseRaw, ToNapiValue,
+    Unknown,
+};
+use napi::{sys, Env, JsValue, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::callbacks::{call, callback, Callback, MaybePromise};
-use crate::convert::{Answer, ToolResult, ToolValue};
-use crate::error::throw;
+use crate::args::{arg, check_function, object_arg, optional_object_arg, type_of};
+use crate::callbacks::{call, callback, method, Callback, MaybePromise};
+use crate::convert::{tool_result_from_json, Answer, ToolResult, ToolValue};
+use crate::error::{invalid, throw};
 
 /// The second argument of a tool's `run`.
 #[napi(object, object_from_js = false)]
@@ -51,11 +56,23 @@ impl JsValuesTupleIntoVec for ToolCall {
     }
 }
 
-/// A JS `run(args, ctx)` as the engine's tool handler. A throw or a rejection becomes an
-/// error result whose output is the error's message (the run goes on).
-struct JsTool(Arc<Callback<ToolCall, ToolValue>>);
+/// What a JS tool function answered, read on the JS thread into the engine's result.
+pub trait Answered: 'static + FromNapiValue + Send {
+    fn result(self) -> engine::Result<engine::ToolResult>;
+}
 
-impl ToolHandler for JsTool {
+impl Answered for ToolValue {
+    fn result(self) -> engine::Result<engine::ToolResult> {
+        self.0
+    }
+}
+
+/// A JS `run(args, ctx)` (or a tool object's `execute`) as the engine's tool handler. A throw
+/// or a rejection becomes an error result whose output is the error's message (the run goes
+/// on).
+struct JsTool<V: Answered>(Arc<Callback<ToolCall, V>>);
+
+impl<V: Answered> ToolHandler for JsTool<V> {
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, engine::Result<engine::ToolResult>> {
         let f = self.0.clone();
         let call_value = ToolCall {
@@ -64,7 +81,101 @@ impl ToolHandler for JsTool {
             call_id: ctx.call_id,
             timeout_ms: ctx.timeout.map(|d| d.as_secs_f64() * 1000.0),
         };
-        Box::pin(async move { call(&f, call_value).await?.0 })
+        Box::pin(async move { call(&f, call_value).await?.result() })
+    }
+}
+
+/// What a tool object's `execute` answered: a ToolResult `{output, isError, metadata?}`
+/// (`isError` defaults to `false`; a non-string output is sent as its JSON text).
+pub struct ExecuteAnswer(engine::Result<engine::ToolResult>);
+
+impl FromNapiValue for ExecuteAnswer {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        // SAFETY: called by napi on the JS thread with a live value of `env`.
+        let unknown = unsafe { Unknown::from_raw_unchecked(env, v) };
+        let not_a_result = || {
+            invalid(format!(
+                "execute must answer a ToolResult {{output, isError, metadata?}}, got {}",
+                type_of(unknown)
+            ))
+        };
+        if unknown.get_type()? != ValueType::Object || unknown.is_array()? {
+            return Ok(ExecuteAnswer(Err(not_a_result())));
+        }
+        let answer = match unsafe { Value::from_napi_value(env, v) } {
+            Ok(value) => tool_result_from_json(&value),
+            Err(_) => Err(not_a_result()),
+        };
+        Ok(ExecuteAnswer(answer))
+    }
+}
+
+impl Answered for ExecuteAnswer {
+    fn result(self) -> engine::Result<engine::ToolResult> {
+        self.0
+    }
+}
+
+/// A tool given to `createToolkit` or `register`: a [`Tool`] of this package, or any object
+/// shaped like the JS port's `Tool` interface (`name`, `description`, `inputSchema`,
+/// `source?`, `execute(args, ctx)`). `what` names the argument in errors.
+pub fn tool_arg(env: &Env, value: Unknown, func: &str, what: &str) -> napi::Result<engine::Tool> {
+    if value.get_type()? == ValueType::Object {
+        // SAFETY: a live value of `env`; a value that is not a wrapped `Tool` fails cleanly.
+        if let Ok(t) = unsafe { ClassInstance::<Tool>::from_napi_value(env.raw(), value.raw()) } {
+            return Ok(t.inner.clone());
+        }
+        let obj = Object::from_raw(env.raw(), value.raw());
+        if let Some(execute) = method::<ToolCall, MaybePromise<ExecuteAnswer>>(&obj, "execute")? {
+            return tool_object(env, &obj, execute, func, what);
+        }
+    }
+    let message = format!(
+        "{func}: {what} must be a Tool (defineTool, relayTool) or an object with name, description, inputSchema \
+         and execute(args, ctx), got {}",
+        type_of(value)
+    );
+    Err(throw(env, invalid(message)))
+}
+
+fn tool_object(
+    env: &Env,
+    obj: &Object,
+    execute: Function<'_, ToolCall, MaybePromise<ExecuteAnswer>>,
+    func: &str,
+    what: &str,
+) -> napi::Result<engine::Tool> {
+    let field = |name: &str| -> napi::Result<(Unknown, String)> {
+        Ok((obj.get_named_property::<Unknown>(name)?, format!("{what}.{name}")))
+    };
+    let (v, path) = field("name")?;
+    let name: String = arg(env, v, func, &path, "a string")?;
+    let (v, path) = field("description")?;
+    let description: Option<String> = arg(env, v, func, &path, "a string")?;
+    let (v, path) = field("inputSchema")?;
+    let schema: Option<Value> = arg(env, v, func, &path, "a JSON Schema object")?;
+    let (v, path) = field("source")?;
+    let source: Option<String> = arg(env, v, func, &path, "a string")?;
+    // Absent, `custom`: what the JS port's loop reports for a tool without a source.
+    let source = source_of(env, source.as_deref(), ToolSource::Custom, func, &path)?;
+    let handler = JsTool(callback(execute)?);
+    Ok(engine::Tool::new(
+        &name,
+        &description.unwrap_or_default(),
+        schema.unwrap_or(Value::Null),
+        source,
+        Arc::new(handler),
+    ))
+}
+
+/// A tool's `source` string (`default` when absent); `relay` is only for `relayTool`.
+fn source_of(env: &Env, source: Option<&str>, default: ToolSource, func: &str, path: &str) -> napi::Result<ToolSource> {
+    match source {
+        None => Ok(default),
+        Some(s) => match ToolSource::parse(s) {
+            Some(ToolSource::Relay) | None => Err(throw(env, invalid(format!("{func}: unknown {path} {s:?}")))),
+            Some(src) => Ok(src),
+        },
     }
 }
 
@@ -100,13 +211,18 @@ impl Tool {
     }
 
     /// Runs the tool outside a run (a relay tool answers with an error result).
-    #[napi(ts_args_type = "args?: Record<string, unknown>, ctx?: ExecuteContext")]
+    #[napi(
+        ts_args_type = "args?: Record<string, unknown>, ctx?: ExecuteContext",
+        ts_return_type = "Promise<ToolResult>"
+    )]
     pub fn execute<'e>(
         &self,
         env: &'e Env,
-        args: Option<Value>,
-        ctx: Option<ExecuteContext>,
+        args: Unknown<'e>,
+        ctx: Unknown<'e>,
     ) -> napi::Result<PromiseRaw<'e, ToolResult>> {
+        let args: Option<Value> = arg(env, args, "Tool.execute", "args", "an object")?;
+        let ctx: Option<ExecuteContext> = optional_object_arg(env, ctx, "Tool.execute", "ctx")?;
         let tool = self.inner.clone();
         let ctx = tool_context(ctx);
         let args = args.unwrap_or(Value::Null);
@@ -146,17 +262,11 @@ pub struct DefineToolOptions<'a> {
 }
 
 /// Wraps a JS function as a tool.
-#[napi]
-pub fn define_tool(env: &Env, opts: DefineToolOptions) -> napi::Result<Tool> {
-    let source = match opts.source.as_deref() {
-        None => ToolSource::Native,
-        Some(s) => match ToolSource::parse(s) {
-            Some(ToolSource::Relay) | None => {
-                return Err(throw(env, crate::error::invalid(format!("defineTool: unknown source {s:?}"))))
-            }
-            Some(src) => src,
-        },
-    };
+#[napi(ts_args_type = "opts: DefineToolOptions", ts_return_type = "Tool")]
+pub fn define_tool(env: &Env, opts: Unknown) -> napi::Result<Tool> {
+    let opts: DefineToolOptions = object_arg(env, opts, "defineTool", "opts")?;
+    let source = source_of(env, opts.source.as_deref(), ToolSource::Native, "defineTool", "opts.source")?;
+    check_function(env, opts.run.raw(), "defineTool", "opts.run")?;
     let handler = JsTool(callback(opts.run)?);
     let schema = opts.input_schema.unwrap_or(Value::Null);
     let description = opts.description.unwrap_or_default();
@@ -174,8 +284,16 @@ pub struct RelayToolOptions {
 
 /// A declaration-only tool: the model may call it, the run suspends with a `tool_call`
 /// Request carrying the calls, and the host supplies the results in its Answer.
-#[napi]
-pub fn relay_tool(opts: RelayToolOptions) -> Tool {
+#[napi(ts_args_type = "opts: RelayToolOptions", ts_return_type = "Tool")]
+pub fn relay_tool(env: &Env, opts: Unknown) -> napi::Result<Tool> {
+    let opts: RelayToolOptions = object_arg(env, opts, "relayTool", "opts")?;
     let description = opts.description.unwrap_or_default();
-    Tool { inner: engine::Tool::relay(&opts.name, &description, opts.input_schema) }
+    Ok(Tool { inner: engine::Tool::relay(&opts.name, &description, opts.input_schema) })
+}
+
+/// Replaces every character outside `[a-zA-Z0-9_-]` with `_`, as tool names are made.
+#[napi(ts_args_type = "value: string", ts_return_type = "string")]
+pub fn sanitize(env: &Env, value: Unknown) -> napi::Result<String> {
+    let value: String = arg(env, value, "sanitize", "value", "a string")?;
+    Ok(engine::sanitize(&value))
 }

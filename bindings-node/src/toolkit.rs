@@ -3,14 +3,15 @@
 
 use std::sync::{Arc, RwLock};
 
-use napi::bindgen_prelude::{ClassInstance, Either, PromiseRaw};
-use napi::Env;
+use napi::bindgen_prelude::{Array, Either, PromiseRaw, Unknown};
+use napi::{Env, JsValue};
 use napi_derive::napi;
 use serde_json::Value;
 
+use crate::args::{arg, optional_object_arg, type_of};
 use crate::convert::ToolResult;
 use crate::error::{invalid, throw};
-use crate::tool::{tool_context, ExecuteContext, Tool};
+use crate::tool::{tool_arg, tool_context, ExecuteContext, Tool};
 
 /// `createToolkit` options.
 #[napi(object, object_to_js = false)]
@@ -21,8 +22,10 @@ pub struct ToolkitOptions<'a> {
     #[napi(ts_type = "boolean | { disabled?: boolean; enabled?: boolean; tools?: Record<string, boolean> }")]
     #[allow(dead_code)] // accepted for the JS port's API; nothing to switch yet
     pub builtins: Option<Value>,
-    /// The tools, from `defineTool` or `relayTool`.
-    pub extra_tools: Option<Vec<ClassInstance<'a, Tool>>>,
+    /// The tools: from `defineTool` or `relayTool`, or objects shaped like the JS port's
+    /// `Tool` interface.
+    #[napi(ts_type = "Array<Tool | ToolLike>")]
+    pub extra_tools: Option<Unknown<'a>>,
 }
 
 /// An ordered set of uniquely named tools, with provider schema adapters.
@@ -42,11 +45,32 @@ impl Toolkit {
     }
 }
 
+/// The tools of an array argument `what` of `func`, each a [`Tool`] or a tool object.
+fn tools_arg(env: &Env, value: Unknown, func: &str, what: &str) -> napi::Result<Vec<engine::Tool>> {
+    if !value.is_array()? {
+        let message = format!("{func}: {what} must be an array of tools, got {}", type_of(value));
+        return Err(throw(env, invalid(message)));
+    }
+    let array: Array = arg(env, value, func, what, "an array of tools")?;
+    let mut tools = Vec::with_capacity(array.len() as usize);
+    for i in 0..array.len() {
+        // In range, so always present.
+        let Some(item) = array.get::<Unknown>(i)? else { continue };
+        tools.push(tool_arg(env, item, func, &format!("{what}[{i}]"))?);
+    }
+    Ok(tools)
+}
+
 /// Builds a toolkit (async, as in the JS port).
-#[napi(ts_return_type = "Promise<Toolkit>")]
-pub fn create_toolkit<'e>(env: &'e Env, opts: Option<ToolkitOptions>) -> napi::Result<PromiseRaw<'e, Toolkit>> {
-    let tools: Vec<engine::Tool> =
-        opts.and_then(|o| o.extra_tools).unwrap_or_default().iter().map(|t| t.inner.clone()).collect();
+#[napi(ts_args_type = "opts?: ToolkitOptions | undefined | null", ts_return_type = "Promise<Toolkit>")]
+pub fn create_toolkit<'e>(env: &'e Env, opts: Unknown<'e>) -> napi::Result<PromiseRaw<'e, Toolkit>> {
+    let opts: Option<ToolkitOptions> = optional_object_arg(env, opts, "createToolkit", "opts")?;
+    let tools = match opts.and_then(|o| o.extra_tools) {
+        Some(list) if !matches!(type_of(list), "undefined" | "null") => {
+            tools_arg(env, list, "createToolkit", "opts.extraTools")?
+        }
+        _ => Vec::new(),
+    };
     let tk = engine::Toolkit::new(tools).map_err(|e| throw(env, e))?;
     let toolkit = Toolkit { inner: RwLock::new(Arc::new(tk)) };
     env.spawn_future(async move { Ok(toolkit) })
@@ -61,16 +85,18 @@ impl Toolkit {
     }
 
     /// The tool called `name`.
-    #[napi(ts_return_type = "Tool | undefined")]
-    pub fn get(&self, name: String) -> Either<Tool, ()> {
-        self.snapshot().get(&name).map_or(Either::B(()), |t| Either::A(Tool { inner: t.clone() }))
+    #[napi(ts_args_type = "name: string", ts_return_type = "Tool | undefined")]
+    pub fn get(&self, env: &Env, name: Unknown) -> napi::Result<Either<Tool, ()>> {
+        let name: String = arg(env, name, "Toolkit.get", "name", "a string")?;
+        Ok(self.snapshot().get(&name).map_or(Either::B(()), |t| Either::A(Tool { inner: t.clone() })))
     }
 
-    /// Adds tools (first name wins; a relay tool may not take a built-in tool's name).
+    /// Adds tools (first name wins; a relay tool may not take a built-in tool's name): from
+    /// `defineTool` or `relayTool`, or objects shaped like the JS port's `Tool` interface.
     /// Variadic as in the JS port (`index.js` flattens the arguments into one array).
-    #[napi(ts_args_type = "...tools: Array<Tool | Array<Tool>>", ts_return_type = "this")]
-    pub fn register(&self, env: &Env, tools: Vec<ClassInstance<Tool>>) -> napi::Result<()> {
-        let tools: Vec<engine::Tool> = tools.iter().map(|t| t.inner.clone()).collect();
+    #[napi(ts_args_type = "...tools: Array<Tool | ToolLike | Array<Tool | ToolLike>>", ts_return_type = "this")]
+    pub fn register(&self, env: &Env, tools: Unknown) -> napi::Result<()> {
+        let tools = tools_arg(env, tools, "Toolkit.register", "tools")?;
         let mut guard = self.inner.write().map_err(|_| throw(env, invalid("toolkit lock poisoned")))?;
         let mut next = guard.as_ref().clone();
         next.register(tools).map_err(|e| throw(env, e))?;
@@ -79,14 +105,20 @@ impl Toolkit {
     }
 
     /// Runs the tool `name` (an unknown tool is an error result naming it).
-    #[napi(ts_args_type = "name: string, args?: Record<string, unknown>, ctx?: ExecuteContext")]
+    #[napi(
+        ts_args_type = "name: string, args?: Record<string, unknown>, ctx?: ExecuteContext",
+        ts_return_type = "Promise<ToolResult>"
+    )]
     pub fn execute<'e>(
         &self,
         env: &'e Env,
-        name: String,
-        args: Option<Value>,
-        ctx: Option<ExecuteContext>,
+        name: Unknown<'e>,
+        args: Unknown<'e>,
+        ctx: Unknown<'e>,
     ) -> napi::Result<PromiseRaw<'e, ToolResult>> {
+        let name: String = arg(env, name, "Toolkit.execute", "name", "a string")?;
+        let args: Option<Value> = arg(env, args, "Toolkit.execute", "args", "an object")?;
+        let ctx: Option<ExecuteContext> = optional_object_arg(env, ctx, "Toolkit.execute", "ctx")?;
         let toolkit = self.snapshot();
         let ctx = tool_context(ctx);
         let args = args.unwrap_or(Value::Null);

@@ -2,6 +2,7 @@
 // retries, durable halt + runWithAnswer, relay, AbortSignal, the toolkit API. Errors and the
 // process exit are in errors.test.mjs.
 import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
 import { describe, test, before, after } from 'node:test'
 
 import * as tn from '../index.mjs'
@@ -461,6 +462,27 @@ describe('AbortSignal', () => {
     }
     assert.deepEqual([added, removed], [3, 3])
   })
+
+  test('aborting a run aborts the host fetch in flight; a completed one is left alone', async () => {
+    const calls = []
+    const fetch = (url, init) => {
+      const answer = globalThis.fetch(url, init)
+      calls.push({ signal: init.signal, settled: answer.then(() => 'resolved', (e) => e.name) })
+      return answer
+    }
+    mock.script([{ ...openaiReply('late'), delayMs: 1000 }])
+    const ctrl = new AbortController()
+    const run = openai({ fetch }).run('x', { signal: ctrl.signal })
+    setTimeout(() => ctrl.abort(new Error('user pressed stop')), 50)
+    await assert.rejects(run, (e) => e instanceof tn.AbortError && e.cause.message === 'user pressed stop')
+    assert.equal(await calls[0].settled, 'AbortError', 'the host fetch was aborted, not left to finish')
+    assert.equal(calls[0].signal.aborted, true)
+
+    mock.script([openaiReply('on time')])
+    assert.equal((await openai({ fetch }).run('x')).text, 'on time')
+    await sleep(20)
+    assert.equal(calls[1].signal.aborted, false)
+  })
 })
 
 describe('toolkit and vocabulary', () => {
@@ -527,5 +549,83 @@ describe('toolkit and vocabulary', () => {
     assert.deepEqual(answerOutput('p', 'yes'), { id: 'p', ok: true, data: { output: 'yes' } })
     assert.deepEqual(answerDeclined('p', 'expired'), { id: 'p', ok: false, reason: 'expired' })
     assert.equal(typeof tn.version(), 'string')
+  })
+
+  test('the answers refuse a missing id and a non-string output with a TypeError, as the JS port does', () => {
+    for (const [make, message] of [
+      [() => answerOutput('', 'yes'), /^answerOutput: id is required/],
+      [() => answerOutput(undefined, 'yes'), /^answerOutput: id is required/],
+      [() => answerOutput('p', 42), /^answerOutput: output must be a string, got number$/],
+      [() => answerDeclined(''), /^answerDeclined: id is required/],
+      [() => answerDeclined(null, 'cancelled'), /^answerDeclined: id is required/],
+    ]) {
+      assert.throws(make, (e) => {
+        assert.ok(e instanceof TypeError, String(e))
+        assert.equal(e.code, 'invalid_argument')
+        assert.match(e.message, message)
+        return true
+      })
+    }
+  })
+
+  test('objects shaped like the JS port\'s Tool interface are tools too', async () => {
+    class Lookup {
+      constructor() {
+        this.name = 'lookup'
+        this.description = 'Look up.'
+        this.inputSchema = { type: 'object', properties: { q: { type: 'string' } } }
+        this.source = 'http'
+        this.prefix = 'found'
+      }
+
+      async execute(args, ctx) {
+        return { output: `${this.prefix} ${args.q} (${ctx.callId})`, isError: false, metadata: { hits: 1 } }
+      }
+    }
+    const echo = { name: 'echo', description: 'Echo.', inputSchema: { type: 'object' }, execute: (args) => ({ output: JSON.stringify(args) }) }
+    const down = {
+      name: 'down',
+      description: '',
+      inputSchema: { type: 'object' },
+      execute: async () => {
+        throw new Error('service down')
+      },
+    }
+    const tk = await createToolkit({ builtins: false, extraTools: [new Lookup(), echo] })
+    assert.equal(tk.register(down), tk)
+    assert.deepEqual(
+      tk.tools().map((t) => [t.name, t.source]),
+      [
+        ['lookup', 'http'],
+        ['echo', 'custom'],
+        ['down', 'custom'],
+      ],
+    )
+    assert.deepEqual(tk.toOpenAI()[0].function.parameters, new Lookup().inputSchema)
+    assert.deepEqual(await tk.execute('echo', { a: 1 }), { output: '{"a":1}', isError: false })
+    mock.script([
+      openaiReply(null, [
+        ['c1', 'lookup', '{"q":"x"}'],
+        ['c2', 'down', '{}'],
+      ]),
+      openaiReply('done'),
+    ])
+    const r = await openai().run('go', { toolkit: tk })
+    assert.equal(r.text, 'done')
+    assert.deepEqual(
+      r.toolCalls.map((c) => [c.name, c.output, c.isError, c.metadata]),
+      [
+        ['lookup', 'found x (c1)', false, { hits: 1 }],
+        ['down', 'service down', true, undefined],
+      ],
+    )
+  })
+
+  test('sanitize, from both entries, names tools as the toolkit does', () => {
+    const cjs = createRequire(import.meta.url)('../index.js')
+    assert.equal(typeof tn.sanitize, 'function')
+    assert.equal(cjs.sanitize, tn.sanitize)
+    assert.equal(tn.sanitize('my tool.v2/x-y_z'), 'my_tool_v2_x-y_z')
+    assert.equal(tn.sanitize('my tool!'), defineTool({ name: 'my tool!', run: () => '' }).name)
   })
 })

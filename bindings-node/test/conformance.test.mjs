@@ -106,6 +106,10 @@ async function replay(file, mock, variant) {
         }
       : {}),
     ...(variant === 'fetch' ? { fetch: globalThis.fetch } : {}),
+    // A gated tool's call is short-circuited with the listed Request's suspension.
+    ...(sc.before_tool
+      ? { hooks: { beforeTool: (ev) => (sc.before_tool[ev.name] ? { result: pending(sc.before_tool[ev.name]) } : undefined) } }
+      : {}),
   })
   let previous
   for (const [i, step] of sc.steps.entries()) {

@@ -200,6 +200,48 @@ describe('errors', () => {
     }
   })
 
+  test('bad arguments are InvalidArgumentErrors naming the argument, napi\'s conversions included', async () => {
+    const tk = await createToolkit({})
+    const client = openai()
+    const base = { baseUrl: 'http://x', style: 'openai', model: 'm' }
+    for (const [call, message] of [
+      [() => createClient({ style: 'openai', model: 'm' }), /^createClient: options\.baseUrl is required$/],
+      [() => createClient({ ...base, maxTurns: 'ten' }), /^createClient: options\.maxTurns must be a number$/],
+      [() => createClient(), /^createClient: options must be an object, got undefined$/],
+      [() => createClient({ ...base, waitFor: 'later' }), /^createClient: options\.waitFor must be a function, got string$/],
+      [() => defineTool({ name: 'x' }), /^defineTool: opts\.run is required$/],
+      [() => pending({ prompt: 'p' }), /^pending: request\.kind is required$/],
+      [() => client.run('x', { toolkit: {} }), /^run: options\.toolkit must be a Toolkit$/],
+      [() => client.run(42), /^run: prompt must be a string, got number$/],
+      [() => client.run('x', { signal: {} }), /^run: options\.signal must be an AbortSignal$/],
+      [() => client.runWithAnswer({}, [], {}, {}), /^runWithAnswer: toolkit must be a Toolkit, got object$/],
+      [() => createToolkit({ extraTools: [42] }), /^createToolkit: opts\.extraTools\[0\] must be a Tool/],
+      [() => tk.register({ name: 'no execute' }), /^Toolkit\.register: tools\[0\] must be a Tool/],
+      [() => tk.get(1), /^Toolkit\.get: name must be a string, got number$/],
+      [() => tk.execute('x', {}, { callId: 5 }), /^Toolkit\.execute: ctx\.callId must be a string$/],
+      [() => tn.authRequired(1), /^authRequired: url must be a string, got number$/],
+      [() => tn.answerDeclined('p', 42), /^answerDeclined: reason must be/],
+      [() => tn.sanitize(1), /^sanitize: value must be a string, got number$/],
+    ]) {
+      assert.throws(call, (e) => {
+        assert.ok(e instanceof tn.InvalidArgumentError, `${message}: got ${e}`)
+        assert.equal(e.code, 'invalid_argument')
+        assert.match(e.message, message)
+        return true
+      })
+    }
+    // A getter of the host's that throws while the options are read: that error, unchanged.
+    const mine = new RangeError('mine')
+    const options = {
+      get baseUrl() {
+        throw mine
+      },
+      style: 'openai',
+      model: 'm',
+    }
+    assert.throws(() => createClient(options), (e) => e === mine)
+  })
+
   test('a malformed provider answer is a ProtocolError', async () => {
     mock.script([{ status: 200, body: 'not an object' }])
     await assert.rejects(openai().run('x'), (e) => e instanceof tn.ProtocolError && e.code === 'protocol')
