@@ -99,10 +99,10 @@ struct GateHooks {
 
 impl Hooks for GateHooks {
     fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
-        let ov = self.gates.get(&ev.name).map(|req| ToolOverride {
-            result: Some(suspend(Request::from_json(req).unwrap())),
-            args: None,
-        });
+        let ov = self
+            .gates
+            .get(&ev.name)
+            .map(|req| ToolOverride { result: Some(suspend(Request::from_json(req).unwrap())), args: None });
         Box::pin(std::future::ready(Ok(ov)))
     }
 }

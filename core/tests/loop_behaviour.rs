@@ -235,6 +235,25 @@ async fn a_run_cancelled_while_a_tool_runs_sends_nothing_more() {
     }
 }
 
+/// A before_llm hook that cancels the run it is called for, without yielding.
+struct CancellingHook(CancellationToken);
+impl Hooks for CancellingHook {
+    fn before_llm(&self, _ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
+        self.0.cancel();
+        Box::pin(std::future::ready(Ok(None)))
+    }
+}
+
+#[tokio::test]
+async fn a_run_cancelled_by_its_before_llm_hook_sends_nothing() {
+    let token = CancellationToken::new();
+    let (mut o, t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_text("never")]);
+    o.hooks = Some(Arc::new(CancellingHook(token.clone())));
+    let e = Client::new(o).unwrap().run_input(RunInput::prompt("go").cancel(token)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cancelled);
+    assert!(t.requests().is_empty());
+}
+
 #[tokio::test]
 async fn a_deadline_passed_while_a_tool_runs_sends_nothing_more() {
     let tk = Toolkit::new(vec![Tool::from_sync("slow", "", json!({}), |_, _| {

@@ -58,6 +58,17 @@ impl Client {
         Error::new(ErrorKind::Timeout, format!("run timeout after {ms}ms (client timeout_ms budget)"))
     }
 
+    /// Refuses to go on once the run was cancelled or its deadline passed.
+    fn check_live(&self, cancel: &CancellationToken, deadline: Option<Instant>) -> Result<()> {
+        if cancel.is_cancelled() {
+            return Err(Error::new(ErrorKind::Cancelled, "run cancelled"));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(self.timeout_error());
+        }
+        Ok(())
+    }
+
     async fn drive(
         &self,
         input: RunInput<'_>,
@@ -113,12 +124,7 @@ impl Client {
         for _ in 0..opts.max_turns {
             // A cancellation or deadline that came while the last turn's tools ran (tools may
             // finish without yielding) ends the run before it sends another request.
-            if env.cancel.is_cancelled() {
-                return Err(Error::new(ErrorKind::Cancelled, "run cancelled"));
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(self.timeout_error());
-            }
+            self.check_live(&env.cancel, deadline)?;
             let turn = st.turns;
             st.turns += 1;
             let mut turn_model = opts.model.clone();
@@ -147,6 +153,8 @@ impl Client {
                 body = transform_body(t.as_ref(), body).await?;
             }
             st.model = turn_model;
+            // Again after the host's before_llm and body_transform, which may have cancelled.
+            self.check_live(&env.cancel, deadline)?;
             let response = caller.call(Bytes::from(body)).await?;
             if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
                 h.after_llm(AfterLlmEvent { response: response.clone(), model: st.model.clone(), turn }).await?;
