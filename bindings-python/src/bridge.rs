@@ -9,6 +9,7 @@
 //! held across an await: a poll returns to the loop whenever the engine waits. The runtime is
 //! the library's own, rebuilt in a forked child.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io::{Read, Write};
@@ -21,6 +22,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use engine::{CancellationToken, Error, ErrorKind};
 use pyo3::exceptions::{PyBaseException, PyStopIteration};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReference};
@@ -102,6 +104,32 @@ pub fn _fail(token: u64, exc: Bound<'_, PyBaseException>) {
 /// further turn of the loop. One that really waits goes on as a Task (`_bridge.continue_task`)
 /// that completes a token later. A Python exception is a host error carrying it unchanged.
 pub async fn call_py(func: Py<PyAny>, args: Py<PyTuple>) -> Result<Py<PyAny>, Error> {
+    let out = call_py_inner(func, args).await;
+    if Python::attach(RunCancel::fire_if_set) {
+        // The engine would go on in this same poll (a `before_llm` hook's request would go
+        // out): returning to the run's top first lets it see its token and stop there.
+        YieldOnce(false).await;
+    }
+    out
+}
+
+/// Pending once (asking to be polled again at once), then ready.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+async fn call_py_inner(func: Py<PyAny>, args: Py<PyTuple>) -> Result<Py<PyAny>, Error> {
     let started = Python::attach(|py| start_call(py, func, args));
     let rx = match started {
         Started::Done(v) => return Ok(v),
@@ -168,6 +196,53 @@ fn coroutine_type(py: Python<'_>) -> &Bound<'_, PyType> {
             .unwrap_or_else(|_| py.get_type::<PyTuple>().unbind())
     })
     .bind(py)
+}
+
+/// The caller's `cancel` event of the run being polled on this thread. The engine checks its
+/// own token between steps, but the event only reaches that token through a watcher Task the
+/// loop runs later: a callback that sets the event and returns at once would let the run go
+/// on (one more request) first. So each host callback, when it completes, looks at the event
+/// itself and fires the token (see [`call_py`]), as the published package checks it before
+/// every request.
+struct RunCancel {
+    event: Py<PyAny>,
+    token: CancellationToken,
+}
+
+thread_local! {
+    static POLLED: RefCell<Option<RunCancel>> = const { RefCell::new(None) };
+}
+
+impl RunCancel {
+    /// Fires the polled run's token if its event is set; true when it did.
+    fn fire_if_set(py: Python<'_>) -> bool {
+        let current = POLLED.with(|p| p.borrow().as_ref().map(|c| (c.event.clone_ref(py), c.token.clone())));
+        // Read outside the borrow: `is_set` is the host's object and may run any code.
+        let Some((event, token)) = current else { return false };
+        let set = event.call_method0(py, intern!(py, "is_set")).and_then(|v| v.is_truthy(py)).unwrap_or(false);
+        if set {
+            token.cancel();
+        }
+        set
+    }
+}
+
+/// Makes a run the polled one on this thread for as long as it lives, restoring the one before
+/// (a tool may run a toolkit call, itself a run, inside another run's poll).
+struct Polling(Option<RunCancel>);
+
+impl Polling {
+    fn enter(py: Python<'_>, task: &TaskInner) -> Polling {
+        let this = task.cancel_event.as_ref().map(|e| RunCancel { event: e.clone_ref(py), token: task.cancel.clone() });
+        Polling(POLLED.with(|p| p.replace(this)))
+    }
+}
+
+impl Drop for Polling {
+    fn drop(&mut self) {
+        let before = self.0.take();
+        POLLED.with(|p| *p.borrow_mut() = before);
+    }
 }
 
 /// A run's future; its output is the outcome as JSON text, decoded by `json.loads` on the
@@ -247,6 +322,8 @@ struct TaskInner {
     /// so a strong reference would make a cycle the garbage collector cannot see through.
     future: Py<PyWeakrefReference>,
     cancel: CancellationToken,
+    /// The caller's `cancel` event (an `asyncio.Event`), if it passed one.
+    cancel_event: Option<Py<PyAny>>,
     queue: Arc<WakeQueue>,
 }
 
@@ -276,12 +353,14 @@ impl RunTask {
 
 impl RunTask {
     /// Starts `fut` on the loop `waker` serves, settling `future` (an asyncio future) with its
-    /// outcome. The first poll happens now.
+    /// outcome. The first poll happens now. `cancel` is the run's token, fired by
+    /// [`RunTask::cancel`] and by host callbacks that complete once `cancel_event` is set.
     pub fn start(
         py: Python<'_>,
         waker: &LoopWaker,
         future: Py<PyAny>,
         cancel: CancellationToken,
+        cancel_event: Option<Py<PyAny>>,
         fut: impl Future<Output = Result<String, Error>> + Send + 'static,
     ) -> PyResult<RunTask> {
         let inner = Arc::new(TaskInner {
@@ -290,6 +369,7 @@ impl RunTask {
             scheduled: AtomicBool::new(false),
             future: PyWeakrefReference::new(future.bind(py))?.unbind(),
             cancel,
+            cancel_event,
             queue: waker.queue.clone(),
         });
         *inner.waker.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -310,7 +390,10 @@ impl TaskInner {
         let mut slot = self.fut.lock().unwrap_or_else(|p| p.into_inner());
         let Some(fut) = slot.as_mut() else { return };
         let _in_runtime = rt.enter();
-        let out = match fut.as_mut().poll(&mut Context::from_waker(&waker)) {
+        let polling = Polling::enter(py, self);
+        let polled = fut.as_mut().poll(&mut Context::from_waker(&waker));
+        drop(polling);
+        let out = match polled {
             Poll::Pending => return,
             Poll::Ready(out) => out,
         };

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::bridge::{LoopWaker, RunTask};
 use crate::convert::from_py;
 use crate::error;
-use crate::host::{PyBodyTransform, PyHooks, PyOnError, PyTransport, PyWaitFor};
+use crate::host::{LastTransportError, PyBodyTransform, PyHooks, PyOnError, PyTransport, PyWaitFor};
 use crate::toolkit::PyToolkit;
 
 /// The four hook callables, each `None` when the host's hooks lack it.
@@ -66,10 +66,13 @@ impl PyClient {
         transport: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let mut opts = self::options(py, &options)?;
+        let last_transport_error = LastTransportError::default();
+        let last_error = on_error.is_some().then(|| last_transport_error.clone());
         opts.wait_for = wait_for.map(|func| Arc::new(PyWaitFor { func }) as _);
-        opts.on_error = on_error.map(|func| Arc::new(PyOnError { func }) as _);
+        opts.on_error = on_error.map(|func| Arc::new(PyOnError { func, last_transport_error }) as _);
         opts.body_transform = body_transform.map(|func| Arc::new(PyBodyTransform { func }) as _);
-        opts.transport = transport.map(|transport| Arc::new(PyTransport { transport }) as _);
+        let header_names = PyTransport::header_names(opts.headers.iter().map(|(k, _)| k.as_str()));
+        opts.transport = transport.map(|transport| Arc::new(PyTransport { transport, header_names, last_error }) as _);
         if let Some((before_llm, after_llm, before_tool, after_tool)) = hooks {
             opts.hooks =
                 Some(Arc::new(engine::JsonHooksAdapter(PyHooks { before_llm, after_llm, before_tool, after_tool })));
@@ -81,8 +84,9 @@ impl PyClient {
     /// Starts a run on `event_loop`; `future` is resolved with `[n, result_json]`: the
     /// RunResult as JSON text whose `messages` leave out their first `n` entries, which are
     /// the caller's `history` unchanged (the Python side puts the caller's own dicts back, as
-    /// the published package does, instead of decoding copies).
-    #[pyo3(signature = (waker, future, toolkit, prompt, history, pending, answer))]
+    /// the published package does, instead of decoding copies). `cancel` is the caller's
+    /// `asyncio.Event`, looked at after every host callback (see `bridge::RunCancel`).
+    #[pyo3(signature = (waker, future, toolkit, prompt, history, pending, answer, cancel))]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
@@ -94,6 +98,7 @@ impl PyClient {
         history: Option<Bound<'_, PyAny>>,
         pending: Option<Bound<'_, PyAny>>,
         answer: Option<Bound<'_, PyAny>>,
+        cancel: Option<Py<PyAny>>,
     ) -> PyResult<RunTask> {
         let history: Vec<Value> = match history {
             Some(h) => match from_py(&h)? {
@@ -128,6 +133,6 @@ impl PyClient {
                 .map_err(|e| engine::Error::new(engine::ErrorKind::Internal, e.to_string()))?;
             Ok(format!("[{kept},{json}]"))
         };
-        RunTask::start(py, &waker, future, token, fut)
+        RunTask::start(py, &waker, future, token, cancel, fut)
     }
 }

@@ -73,8 +73,13 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
     let class = module.getattr(class_name(kind))?;
     let exc = match (kind, e.http_detail()) {
         (ErrorKind::Http, Some(d)) => {
-            let args = (d.status, d.body.clone(), d.retry_after.clone(), e.message());
-            class.call1(args)?
+            let exc = class.call1((d.status, d.body.clone(), d.retry_after.clone()))?;
+            // The body is redacted already (the engine also knows the key and header secrets):
+            // the engine's body and message stand, not the constructor's second redaction.
+            exc.setattr("body", &d.body)?;
+            exc.setattr("text", &d.body)?;
+            exc.setattr("args", (e.message(),))?;
+            exc
         }
         _ => class.call1(PyTuple::new(py, [e.message()])?)?,
     };

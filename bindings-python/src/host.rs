@@ -2,12 +2,17 @@
 //! `toolnexus._bridge` (which adapts sync/async callables and converts the package's
 //! dataclasses) on the run's event loop, and converts the answer back.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use bytes::Bytes;
 use engine::{
-    Answer, BodyTransform, Error, ErrorInfo, ErrorKind, HookFuture, HookName, HookSet, HttpRequest, HttpResponse,
-    JsonHooks, OnError, Request, Tier, ToolContext, ToolHandler, ToolResult, Transport, WaitFor,
+    Answer, BodyTransform, Error, ErrorInfo, ErrorKind, HookFuture, HookName, HookSet, HttpErrorDetail, HttpRequest,
+    HttpResponse, JsonHooks, OnError, Request, Tier, ToolContext, ToolHandler, ToolResult, Transport, WaitFor,
 };
 use futures_util::future::BoxFuture;
+use pyo3::exceptions::PyOSError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
@@ -37,6 +42,13 @@ where
 
 fn invalid(what: &str, e: impl std::fmt::Display) -> Error {
     Error::host(format!("toolnexus: {what}: {e}").into())
+}
+
+/// A class of `toolnexus.errors`.
+fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    let m = MODULE.get_or_try_init(py, || py.import("toolnexus.errors").map(Bound::unbind))?;
+    m.bind(py).getattr(name)
 }
 
 /// A Python `Tool`: its `execute(args, ctx)` is called directly (the bound method is looked up
@@ -72,19 +84,22 @@ fn tool_context<'py>(py: Python<'py>, ctx: &ToolContext) -> PyResult<Bound<'py, 
 }
 
 /// A ToolResult the host returned, as the engine's type.
-fn tool_result(py: Python<'_>, r: &Bound<'_, PyAny>) -> PyResult<ToolResult> {
-    let metadata = r.getattr("metadata")?;
-    if !metadata.is_none() {
-        // Metadata may hold the package's dataclasses (a pending Request): let Python flatten it.
-        let wire = bridge_fn(py, "result_wire")?.call1(py, (r,))?;
-        return serde_json::from_value(from_py(wire.bind(py))?)
-            .map_err(|e| pyo3::exceptions::PyTypeError::new_err(format!("toolnexus: invalid ToolResult: {e}")));
+fn tool_result(py: Python<'_>, r: &Bound<'_, PyAny>) -> Result<ToolResult, Error> {
+    let bad = |e: &dyn std::fmt::Display| invalid("a tool returned an invalid result", e);
+    let metadata = r.getattr(intern!(py, "metadata")).map_err(|e| bad(&e))?;
+    let parts = r.getattr(intern!(py, "parts")).is_ok_and(|p| p.is_truthy().unwrap_or(true));
+    if !metadata.is_none() || parts {
+        // Metadata may hold the package's dataclasses (a pending Request): let Python flatten
+        // it. Python also refuses content parts, and its NotImplementedError's message becomes
+        // the tool's error result.
+        let wire =
+            bridge_fn(py, "result_wire").and_then(|f| f.call1(py, (r,))).map_err(|e| PyHostError::wrap(py, e))?;
+        let wire = from_py(wire.bind(py)).map_err(|e| bad(&e))?;
+        return serde_json::from_value(wire).map_err(|e| bad(&e));
     }
-    Ok(ToolResult {
-        output: r.getattr("output")?.extract()?,
-        is_error: r.getattr("is_error")?.extract()?,
-        metadata: None,
-    })
+    let output = r.getattr(intern!(py, "output")).and_then(|o| o.extract::<String>()).map_err(|e| bad(&e))?;
+    let is_error = r.getattr(intern!(py, "is_error")).and_then(|o| o.extract::<bool>()).map_err(|e| bad(&e))?;
+    Ok(ToolResult { output, is_error, metadata: None })
 }
 
 impl ToolHandler for PyTool {
@@ -96,9 +111,7 @@ impl ToolHandler for PyTool {
         Box::pin(async move {
             let (func, args) = call.map_err(|e| Python::attach(|py| PyHostError::wrap(py, e)))?;
             let out = call_py(func, args).await?;
-            Python::attach(|py| {
-                tool_result(py, out.bind(py)).map_err(|e| invalid("a tool returned an invalid result", e))
-            })
+            Python::attach(|py| tool_result(py, out.bind(py)))
         })
     }
 }
@@ -124,28 +137,46 @@ impl WaitFor for PyWaitFor {
     }
 }
 
-/// `on_error`, returning `"retry"` or `"fail"`.
+/// The exception a client's host transport last raised for a network failure, kept for
+/// `on_error` (whose info carries only the message) so it can hand the host that very object,
+/// as the published package does. A failure and its classification happen in one poll of the
+/// run, under the GIL, so no other run's failure can come between them; the message is checked
+/// anyway. Only set when the client has an `on_error`, which always takes it.
+pub type LastTransportError = Arc<Mutex<Option<(String, Py<PyAny>)>>>;
+
+/// `on_error`: `"fail"` gives up, anything else retries (bounded by `retries`).
 pub struct PyOnError {
     pub func: Py<PyAny>,
+    pub last_transport_error: LastTransportError,
 }
 
 impl OnError for PyOnError {
     fn classify(&self, info: ErrorInfo) -> HookFuture<Tier> {
         let func = Python::attach(|py| self.func.clone_ref(py));
+        let last = self.last_transport_error.clone();
         Box::pin(async move {
-            let mut d = serde_json::json!({"attempt": info.attempt, "retryable": info.retryable});
-            if let Some(s) = info.status {
-                d["status"] = s.into();
-            }
-            if let Some(e) = &info.error {
-                d["error"] = e.clone().into();
-            }
-            let v = bridge_call("on_error", move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, &d)?])).await?;
-            match v.as_str() {
-                Some("retry") => Ok(Tier::Retry),
-                Some("fail") => Ok(Tier::Fail),
-                _ => Err(invalid("on_error must return \"retry\" or \"fail\"", v)),
-            }
+            let fail = bridge_call("on_error", move |py| {
+                let kept = last.lock().unwrap_or_else(|p| p.into_inner()).take();
+                // Upstream's info is {status, attempt, retryable} for an HTTP answer and
+                // {error, attempt, retryable} for a network error, `error` being the exception.
+                let d = PyDict::new(py);
+                match info.status {
+                    Some(status) => d.set_item("status", status)?,
+                    None => {
+                        let message = info.error.unwrap_or_default();
+                        let exc = match kept {
+                            Some((m, exc)) if m == message => exc.into_bound(py),
+                            _ => error_class(py, "NetworkError")?.call1((message,))?,
+                        };
+                        d.set_item("error", exc)?;
+                    }
+                }
+                d.set_item("attempt", info.attempt)?;
+                d.set_item("retryable", info.retryable)?;
+                PyTuple::new(py, [func.into_bound(py), d.into_any()])
+            })
+            .await?;
+            Ok(if fail == Value::Bool(true) { Tier::Fail } else { Tier::Retry })
         })
     }
 }
@@ -169,48 +200,97 @@ impl BodyTransform for PyBodyTransform {
 /// An `HttpTransport` host object (`post(url, headers, payload, timeout) -> dict`).
 pub struct PyTransport {
     pub transport: Py<PyAny>,
+    /// The engine sends lower-case header names; the published package hands its transport
+    /// `Authorization`, `Content-Type` and the user's own names as given. Lower-case name to
+    /// that name, built once per client.
+    pub header_names: HashMap<String, String>,
+    /// Set when the client has an `on_error` (see [`LastTransportError`]).
+    pub last_error: Option<LastTransportError>,
+}
+
+impl PyTransport {
+    /// The header names a transport sees for a client sending the `user` headers.
+    pub fn header_names<'a>(user: impl Iterator<Item = &'a str>) -> HashMap<String, String> {
+        let mut names: HashMap<String, String> = [("authorization", "Authorization"), ("content-type", "Content-Type")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        for name in user {
+            names.insert(name.to_ascii_lowercase(), name.to_string());
+        }
+        names
+    }
+}
+
+/// What a host transport's exception means to the loop, as in the published package: a
+/// ProviderError is a provider answer (retried by its status and Retry-After), an OSError
+/// (URLError, ConnectionError, socket timeouts) a network error (retried), anything else the
+/// host's own failure (not retried). Each keeps the exception, which the run re-raises as is
+/// when it gives up.
+fn transport_error(e: Error, last: Option<&LastTransportError>) -> Error {
+    if !e.host_source().is_some_and(|s| s.is::<PyHostError>()) {
+        return e;
+    }
+    let host = match e.into_host_source().map(|s| s.downcast::<PyHostError>()) {
+        Some(Ok(host)) => host,
+        Some(Err(other)) => return Error::host(other),
+        None => return Error::new(ErrorKind::Internal, "host error without its source"),
+    };
+    Python::attach(|py| {
+        let exc = host.err.value(py);
+        let is = |name: &str| error_class(py, name).and_then(|c| exc.is_instance(&c)).unwrap_or(false);
+        if is("ProviderError") {
+            let status = exc.getattr(intern!(py, "status")).and_then(|s| s.extract::<u16>());
+            let Ok(status) = status else { return Error::host(host) };
+            let body = exc.getattr(intern!(py, "body")).and_then(|b| b.extract::<String>()).unwrap_or_default();
+            let retry_after =
+                exc.getattr(intern!(py, "retry_after")).and_then(|r| r.extract::<Option<String>>()).unwrap_or(None);
+            return Error::http_from_host(HttpErrorDetail { status, body, retry_after }, host);
+        }
+        // A RunTimeout is a TimeoutError, hence an OSError, but an abort is never retried.
+        if exc.is_instance_of::<PyOSError>() && !is("RunTimeout") {
+            if let Some(last) = last {
+                let kept = (host.to_string(), exc.clone().into_any().unbind());
+                *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(kept);
+            }
+            return Error::with_host_source(ErrorKind::Network, host);
+        }
+        Error::host(host)
+    })
 }
 
 impl Transport for PyTransport {
     fn post(&self, request: HttpRequest) -> BoxFuture<'static, engine::Result<HttpResponse>> {
-        let transport = Python::attach(|py| self.transport.clone_ref(py));
+        let (transport, headers) = Python::attach(|py| -> (Py<PyAny>, PyResult<Py<PyDict>>) {
+            let headers = PyDict::new(py);
+            let filled = request.headers.iter().try_for_each(|(k, v)| {
+                let name = self.header_names.get(k).unwrap_or(k);
+                headers.set_item(name, v)
+            });
+            (self.transport.clone_ref(py), filled.map(|()| headers.unbind()))
+        });
+        let last = self.last_error.clone();
         Box::pin(async move {
             let payload: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-            let headers: serde_json::Map<String, Value> =
-                request.headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+            let headers = headers.map_err(|e| Python::attach(|py| PyHostError::wrap(py, e)))?;
             let timeout = request.timeout.as_secs_f64();
-            let url = request.url.clone();
-            let v = bridge_call("transport_post", move |py| {
+            let url = request.url;
+            let body = bridge_call("transport_post", move |py| {
                 PyTuple::new(
                     py,
                     [
                         transport.into_bound(py),
                         url.into_pyobject(py)?.into_any(),
-                        to_py(py, &Value::Object(headers))?,
+                        headers.into_bound(py).into_any(),
                         to_py(py, &payload)?,
                         timeout.into_pyobject(py)?.into_any(),
                     ],
                 )
             })
-            .await?;
-            // `_bridge.transport_post` answers ["ok", body] | ["status", code, text, retry_after] | ["network", message].
-            match v.get(0).and_then(Value::as_str) {
-                Some("ok") => {
-                    let body = serde_json::to_vec(&v[1]).map_err(|e| invalid("transport body", e))?;
-                    Ok(HttpResponse { status: 200, headers: Vec::new(), body: Bytes::from(body) })
-                }
-                Some("status") => {
-                    let status = v[1].as_u64().and_then(|s| u16::try_from(s).ok()).unwrap_or(500);
-                    let text = v[2].as_str().unwrap_or("").to_string();
-                    let headers = match v[3].as_str() {
-                        Some(ra) => vec![("retry-after".to_string(), ra.to_string())],
-                        None => Vec::new(),
-                    };
-                    Ok(HttpResponse { status, headers, body: Bytes::from(text.into_bytes()) })
-                }
-                Some("network") => Err(Error::new(ErrorKind::Network, v[1].as_str().unwrap_or("network error"))),
-                _ => Err(invalid("transport_post gave an unexpected answer", v)),
-            }
+            .await
+            .map_err(|e| transport_error(e, last.as_ref()))?;
+            let body = serde_json::to_vec(&body).map_err(|e| invalid("transport body", e))?;
+            Ok(HttpResponse { status: 200, headers: Vec::new(), body: Bytes::from(body) })
         })
     }
 }
@@ -243,7 +323,21 @@ impl JsonHooks for PyHooks {
         let func = slot.as_ref().map(|f| Python::attach(|py| f.clone_ref(py)));
         Box::pin(async move {
             let Some(func) = func else { return Ok(Value::Null) };
-            bridge_call(hook.as_str(), move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, &event)?])).await
+            let ev = &event;
+            let mut out =
+                bridge_call(hook.as_str(), move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, ev)?])).await?;
+            if hook == HookName::BeforeLlm {
+                // `_bridge.before_llm` also hands back the lists the hook saw, which it may have
+                // edited in place; an unchanged one is no override.
+                if let Value::Object(ov) = &mut out {
+                    for key in ["messages", "tools"] {
+                        if ov.get(key).is_some_and(|v| Some(v) == event.get(key)) {
+                            ov.remove(key);
+                        }
+                    }
+                }
+            }
+            Ok(out)
         })
     }
 }

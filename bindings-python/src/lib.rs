@@ -29,7 +29,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vocab::new_request_id, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::sanitize, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::pending, m)?)?;
-    m.add_function(wrap_pyfunction!(vocab::check_reason, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::answer_output, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::answer_declined, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::normalize_answer, m)?)?;

@@ -82,6 +82,6 @@ impl PyToolkit {
             let r = tk.execute(&name, args, ctx).await;
             serde_json::to_string(&r).map_err(|e| engine::Error::new(engine::ErrorKind::Internal, e.to_string()))
         };
-        RunTask::start(py, &waker, future, CancellationToken::new(), fut)
+        RunTask::start(py, &waker, future, CancellationToken::new(), None, fut)
     }
 }

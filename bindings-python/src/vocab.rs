@@ -1,9 +1,7 @@
 //! The suspension vocabulary and small engine helpers, as plain functions over dicts.
 
-use std::str::FromStr;
-
 use engine::relay::{relay_answer, RelayResult};
-use engine::{Answer, PendingSpec, Reason};
+use engine::{Answer, PendingSpec};
 use pyo3::prelude::*;
 use serde_json::Value;
 
@@ -41,12 +39,6 @@ pub fn pending<'py>(
     };
     let r = engine::pending(PendingSpec { id, kind, prompt, url, data, expires_at });
     to_py(py, &serde_json::to_value(r).unwrap_or(Value::Null))
-}
-
-/// Checks a decline reason against the closed vocabulary (ValueError otherwise).
-#[pyfunction]
-pub fn check_reason(py: Python<'_>, reason: &str) -> PyResult<()> {
-    error::map(py, Reason::from_str(reason)).map(|_| ())
 }
 
 /// The Answer dict that supplies a reply.

@@ -75,6 +75,25 @@ def make_wait_for(answers: list[Any], seen: list[dict[str, Any]], sync: bool) ->
     return answer_async
 
 
+def make_hooks(gates: dict[str, Any], sync: bool) -> dict[str, Any]:
+    """The scenario's `before_tool`: a call of a gated tool is short-circuited with its suspension."""
+
+    def before_tool(ev: dict[str, Any]) -> Any:
+        r = gates.get(ev["name"])
+        if r is None:
+            return None
+        return {"result": tn.pending(kind=r["kind"], prompt=r["prompt"], id=r["id"], url=r.get("url"),
+                                     data=r.get("data"))}
+
+    if sync:
+        return {"before_tool": before_tool}
+
+    async def before_tool_async(ev: dict[str, Any]) -> Any:
+        return before_tool(ev)
+
+    return {"before_tool": before_tool_async}
+
+
 def canonical(r: tn.RunResult) -> dict[str, Any]:
     out = {"text": r.text, "messages": r.messages, "tool_calls": r.tool_calls, "tool_call_count": r.tool_call_count,
            "turns": r.turns, "usage": r.usage, "model": r.model, "status": r.status}
@@ -99,6 +118,7 @@ async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
         system_prompt=c.get("system_prompt"), max_turns=c.get("max_turns", 10), retries=c.get("retries", 2),
         retry_base_ms=c.get("retry_base_ms", 1), timeout_ms=c.get("timeout_ms"),
         wait_for=make_wait_for(sc["wait_for"], seen_requests, sync) if sc.get("wait_for") is not None else None,
+        hooks=make_hooks(sc["before_tool"], sync) if sc.get("before_tool") is not None else None,
     )
     failures: list[str] = []
     previous = None

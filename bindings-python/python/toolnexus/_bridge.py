@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import urllib.error
 import weakref
 from typing import Any, Callable, Optional
 
 from . import _native
-from .errors import ProviderError
 from .types import (
     ToolContext,
     ToolResult,
@@ -118,26 +116,23 @@ async def wait_for(func: Callable[..., Any], request: dict) -> Optional[dict]:
     return answer_to_wire(await _maybe_await(func(request_from_wire(request))))
 
 
-async def on_error(func: Callable[..., Any], info: dict) -> str:
-    return await _maybe_await(func(info))
+async def on_error(func: Callable[..., Any], info: dict) -> bool:
+    """Whether ``func`` says to give up: as in the published package, anything but ``"fail"``
+    is a retry (still bounded by ``retries``)."""
+    return bool(await _maybe_await(func(info)) == "fail")
 
 
 async def body_transform(func: Callable[..., Any], body: dict) -> Optional[dict]:
     return await _maybe_await(func(body))
 
 
-async def transport_post(transport: Any, url: str, headers: dict, payload: dict, timeout: float) -> list:
+async def transport_post(transport: Any, url: str, headers: dict, payload: dict, timeout: float) -> Any:
+    """The host transport's answer; what it raises propagates unchanged (the engine decides from
+    its type whether it is a provider status, a network error, or the host's own failure)."""
     post = transport.post
-    try:
-        if inspect.iscoroutinefunction(post):
-            out = await post(url, headers, payload, timeout)
-        else:
-            out = await _maybe_await(await asyncio.to_thread(post, url, headers, payload, timeout))
-    except ProviderError as e:
-        return ["status", e.status, e.text or "", e.retry_after]
-    except (urllib.error.URLError, OSError, TimeoutError) as e:
-        return ["network", f"{type(e).__name__}: {e}"]
-    return ["ok", out]
+    if inspect.iscoroutinefunction(post):
+        return await post(url, headers, payload, timeout)
+    return await _maybe_await(await asyncio.to_thread(post, url, headers, payload, timeout))
 
 
 def _result_out(ov: Any) -> Optional[dict]:
@@ -149,9 +144,18 @@ def _result_out(ov: Any) -> Optional[dict]:
     return out
 
 
-async def before_llm(func: Callable[..., Any], event: dict) -> Optional[dict]:
+async def before_llm(func: Callable[..., Any], event: dict) -> dict:
+    """The hook's override, plus the event's own lists where it gave none: the published
+    package hands the hook its live lists, so an edit in place is what gets sent (the engine
+    side keeps them only if they changed). A key the hook re-bound is not read, as there."""
+    messages, tools = event["messages"], event["tools"]
     ov = await _maybe_await(func(event))
-    return dict(ov) if ov else None
+    out = dict(ov) if ov else {}
+    if out.get("messages") is None:
+        out["messages"] = messages
+    if out.get("tools") is None:
+        out["tools"] = tools
+    return out
 
 
 async def after_llm(func: Callable[..., Any], event: dict) -> None:

@@ -4,7 +4,7 @@ from typing import Any, Optional, Sequence, final
 
 __all__ = [
     "Client", "ENGINE_VERSION", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
-    "answer_output", "check_reason", "http_post", "new_request_id", "normalize_answer", "pending", "relay_answer_dict",
+    "answer_output", "http_post", "new_request_id", "normalize_answer", "pending", "relay_answer_dict",
     "sanitize",
 ]
 
@@ -46,6 +46,7 @@ class Client:
         history: Optional[list[dict[str, Any]]],
         pending: Optional[Any],
         answer: Optional[Any],
+        cancel: Optional[Any],
     ) -> RunHandle: ...
 
 def _complete(token: int, value: Any) -> None: ...
@@ -61,7 +62,6 @@ def pending(
     data: Optional[Any] = None,
     expires_at: Optional[str] = None,
 ) -> Any: ...
-def check_reason(reason: str) -> None: ...
 def answer_output(id: str, output: str) -> Any: ...
 def answer_declined(id: str, reason: str) -> Any: ...
 def normalize_answer(answer: Any) -> Any: ...

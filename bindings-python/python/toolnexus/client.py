@@ -45,7 +45,8 @@ OnMetric = Callable[[MetricEvent], None]
 
 class ErrorInfo(TypedDict, total=False):
     """One failed model call, as ``on_error`` sees it: ``status`` on an HTTP error, ``error``
-    (the message) on a network error, the zero-based ``attempt``, and ``retryable``."""
+    (the exception: a :class:`~toolnexus.errors.NetworkError`, or the one your transport
+    raised) on a network error, the zero-based ``attempt``, and ``retryable``."""
 
     error: Any
     status: int
@@ -53,7 +54,8 @@ class ErrorInfo(TypedDict, total=False):
     retryable: bool
 
 
-#: ``on_error(info) -> "retry" | "fail"``; a retry is always bounded by ``retries``.
+#: ``on_error(info) -> "retry" | "fail"``: anything but ``"fail"`` retries, always bounded by
+#: ``retries``.
 ErrorClassifier = Callable[[ErrorInfo], ErrorTier]
 
 
@@ -67,8 +69,12 @@ class ConversationStore(Protocol):
 
 class HttpTransport(Protocol):
     """A host transport for the model requests: ``post`` returns the parsed JSON body and
-    raises :class:`ProviderError` for a non-2xx answer (``OSError``/``TimeoutError`` count as
-    network errors and are retried). It may be sync (run in a worker thread) or async."""
+    raises :class:`ProviderError` for a non-2xx answer (retried by its status and
+    ``retry_after``); an ``OSError`` (``URLError``, ``ConnectionError``, ``TimeoutError``) is a
+    network error (retried); anything else ends the run. When the run gives up, it raises
+    that exception object itself. ``headers`` are ``Authorization`` (or ``x-api-key`` and
+    ``anthropic-version``), ``Content-Type`` and your own, named as you gave them. It may be
+    sync (run in a worker thread) or async."""
 
     def post(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> dict[str, Any]: ...
 
@@ -224,7 +230,9 @@ class Client:
         native_tk = toolkit._native if toolkit is not None else None
         if history is not None and not isinstance(history, list):
             history = list(history)
-        handle = self._native.start(_bridge.loop_waker(loop), fut, native_tk, prompt, history or None, pending, answer)
+        handle = self._native.start(
+            _bridge.loop_waker(loop), fut, native_tk, prompt, history or None, pending, answer, cancel,
+        )
         watcher = None
         if cancel is not None:
             async def watch() -> None:

@@ -3,12 +3,14 @@
 The engine raises these from Rust (``src/error.rs`` maps each kind once). Where the published
 API raises a builtin, the class also derives from it: a bad argument is a ``ValueError``, a
 missing API key a ``RuntimeError``, a run deadline a ``TimeoutError``, a network failure a
-``ConnectionError``. An exception raised by your own callback (a hook, ``wait_for``, a
-transport) reaches you unchanged, never wrapped.
+``ConnectionError`` and a ``urllib.error.URLError``. An exception raised by your own callback
+(a hook, ``wait_for``, a transport) reaches you unchanged, never wrapped.
 """
 from __future__ import annotations
 
-from typing import Optional
+import re
+import urllib.error
+from typing import Any, Optional
 
 
 class ToolnexusError(Exception):
@@ -34,36 +36,65 @@ class ConfigError(ToolnexusError, RuntimeError):
 class ProviderError(ToolnexusError):
     """The provider answered with an HTTP error status.
 
-    ``status`` is the HTTP status, ``body`` the provider's body with account identifiers and
-    secrets redacted (empty for 401/403), ``retry_after`` the raw ``Retry-After`` header or
-    None. ``text`` is an alias of ``body``. A custom ``HttpTransport`` raises it (with the raw
-    body) to report a non-2xx answer; the engine then applies its retry rules.
+    ``ProviderError(status, text, retry_after)``, as in the published package: ``status`` is
+    the HTTP status, ``body`` the provider's whole body with account identifiers redacted
+    (empty for 401/403; the engine also redacts the API key and header secrets),
+    ``retry_after`` the raw ``Retry-After`` header or None, and the message is
+    ``"LLM <status>: <body capped at 200 characters>"``. ``text`` is an alias of ``body``. A
+    custom ``HttpTransport`` raises it with the raw body to report a non-2xx answer: the engine
+    retries it by its status and ``retry_after``, and re-raises that same object if it gives up.
     """
 
     kind, code = "http", 3
 
-    def __init__(
-        self,
-        status: int,
-        text: str = "",
-        retry_after: Optional[str] = None,
-        message: Optional[str] = None,
-    ) -> None:
-        super().__init__(message if message is not None else f"LLM {status}")
+    def __init__(self, status: int, text: str, retry_after: Optional[str]) -> None:
+        body = _readable_body(status, text)
+        shown = body if len(body) <= _MAX_SHOWN else body[:_MAX_SHOWN] + "\u2026"
+        super().__init__(f"LLM {status}: {shown}" if shown else f"LLM {status}")
         self.status = status
-        self.body = text
-        self.text = text
+        self.body = body
+        self.text = body
         self.retry_after = retry_after
+
+    def __reduce__(self) -> Any:
+        # The constructor takes the status and body, not the message that ``args`` holds.
+        return (type(self), (self.status, self.body, self.retry_after), self.__dict__)
 
 
 #: The name the published package used before ``ProviderError`` was public.
 _HttpError = ProviderError
 
+#: How much of a body a ProviderError message shows (the whole body stays in ``body``).
+_MAX_SHOWN = 200
+_REDACTED = "\u00abredacted\u00bb"
+# The value after an account-identifier key: a JSON string (escapes included) or a bare scalar.
+_IDENTIFIER = re.compile(r'("(?:user_id|account_id|org_id|organization)"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|[^,}\s]+)')
 
-class NetworkError(ToolnexusError, ConnectionError):
-    """The request never got an HTTP answer (connect, reset, per-request timeout), after retries."""
+
+def _readable_body(status: int, text: str) -> str:
+    """What of a provider's body may be read: nothing for 401/403 (gateways reflect the
+    credential there), otherwise the body with account-identifier values replaced. The same
+    rule as the engine's, for the errors a host transport raises itself."""
+    if status in (401, 403):
+        return ""
+    return _IDENTIFIER.sub(lambda m: f'{m.group(1)}"{_REDACTED}"', text or "").strip()
+
+
+class NetworkError(ToolnexusError, ConnectionError, urllib.error.URLError):
+    """The request never got an HTTP answer (connect, reset, per-request timeout), after
+    retries. It is a ``urllib.error.URLError`` (what the published package raises there) and a
+    ``ConnectionError``; ``reason`` is the message, and ``str()`` is the message itself."""
 
     kind, code = "network", 4
+
+    def __init__(self, message: str = "") -> None:
+        # ConnectionError's __init__ comes first in the MRO, so URLError's never sets `reason`.
+        super().__init__(message)
+        self.reason = message
+
+    def __str__(self) -> str:
+        # URLError would show "<urlopen error ...>"; the engine's message is already readable.
+        return str(self.args[0]) if self.args else ""
 
 
 class RunTimeout(ToolnexusError, TimeoutError):

@@ -1,8 +1,9 @@
 """The shared data types and the suspension vocabulary.
 
 ``Request`` and ``Answer`` keys are wire keys, fixed across every language (``expiresAt``
-stays camelCase here too). The vocabulary's behaviour (ids, output shapes, the closed
-reason list) is the engine's; these functions only build the Python objects.
+stays camelCase here too). The vocabulary's behaviour (ids, output shapes, what makes an
+Answer valid) is the engine's; these functions build the Python objects (``answer_declined``
+checks its reason itself, to raise with the published package's exact message).
 """
 from __future__ import annotations
 
@@ -24,11 +25,15 @@ McpStatus = Literal["connected", "disabled", "failed"]
 @dataclass
 class ToolResult:
     """What a tool hands back: ``output`` is what the model sees, ``is_error`` whether the tool
-    failed. ``metadata["pending"]`` holding a :class:`Request` makes the result a suspension."""
+    failed. ``metadata["pending"]`` holding a :class:`Request` makes the result a suspension.
+    ``parts`` (non-text content: images, files, audio) is part of the published API but not of
+    this build yet: a result that carries any is refused, never sent without them (see the
+    README)."""
 
     output: str
     is_error: bool
     metadata: Optional[dict[str, Any]] = None
+    parts: Optional[list[dict[str, Any]]] = None
 
 
 @dataclass
@@ -126,9 +131,16 @@ def _metadata_to_wire(m: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     return out
 
 
+#: Why a ToolResult with ``parts`` is refused: the engine has no content parts yet, and
+#: sending the result without them would hide that from the model and the host alike.
+_PARTS_UNSUPPORTED = "toolnexus: ToolResult.parts (content parts) are not supported by this build yet"
+
+
 def result_to_wire(r: ToolResult) -> dict[str, Any]:
     if not isinstance(r, ToolResult):
         raise TypeError(f"toolnexus: a tool must return a ToolResult, got {type(r).__name__}")
+    if r.parts:
+        raise NotImplementedError(_PARTS_UNSUPPORTED)
     return {"output": r.output, "is_error": r.is_error, "metadata": _metadata_to_wire(r.metadata)}
 
 
@@ -179,5 +191,6 @@ def answer_output(id: str, output: str) -> Answer:  # noqa: A002 (wire key)
 def answer_declined(id: str, reason: str = "declined") -> Answer:  # noqa: A002 (wire key)
     """The Answer that refuses a request. ``reason`` is ``"declined"``, ``"cancelled"`` or
     ``"expired"``; anything else is a ValueError."""
-    _native.check_reason(reason)
+    if reason not in ("declined", "cancelled", "expired"):
+        raise ValueError(f'toolnexus: Answer reason must be "declined", "cancelled" or "expired", got {reason!r}')
     return answer_from_wire(_native.answer_declined(id, reason))
