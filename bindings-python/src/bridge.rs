@@ -105,28 +105,9 @@ pub fn _fail(token: u64, exc: Bound<'_, PyBaseException>) {
 /// that completes a token later. A Python exception is a host error carrying it unchanged.
 pub async fn call_py(func: Py<PyAny>, args: Py<PyTuple>) -> Result<Py<PyAny>, Error> {
     let out = call_py_inner(func, args).await;
-    if Python::attach(RunCancel::fire_if_set) {
-        // The engine would go on in this same poll (a `before_llm` hook's request would go
-        // out): returning to the run's top first lets it see its token and stop there.
-        YieldOnce(false).await;
-    }
+    // The engine checks its token before every request, so firing it here is enough.
+    Python::attach(RunCancel::fire_if_set);
     out
-}
-
-/// Pending once (asking to be polled again at once), then ready.
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
 }
 
 async fn call_py_inner(func: Py<PyAny>, args: Py<PyTuple>) -> Result<Py<PyAny>, Error> {
@@ -214,16 +195,14 @@ thread_local! {
 }
 
 impl RunCancel {
-    /// Fires the polled run's token if its event is set; true when it did.
-    fn fire_if_set(py: Python<'_>) -> bool {
+    /// Fires the polled run's token if its event is set.
+    fn fire_if_set(py: Python<'_>) {
         let current = POLLED.with(|p| p.borrow().as_ref().map(|c| (c.event.clone_ref(py), c.token.clone())));
         // Read outside the borrow: `is_set` is the host's object and may run any code.
-        let Some((event, token)) = current else { return false };
-        let set = event.call_method0(py, intern!(py, "is_set")).and_then(|v| v.is_truthy(py)).unwrap_or(false);
-        if set {
+        let Some((event, token)) = current else { return };
+        if event.call_method0(py, intern!(py, "is_set")).and_then(|v| v.is_truthy(py)).unwrap_or(false) {
             token.cancel();
         }
-        set
     }
 }
 
