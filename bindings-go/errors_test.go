@@ -150,17 +150,22 @@ func TestBuiltinsMustBeFalse(t *testing.T) {
 }
 
 func TestBadToolsAreRefused(t *testing.T) {
-	for name, tool := range map[string]tn.Tool{
-		"no Execute":           {Name: "x", Description: "x"},
-		"relay named bash":     tn.RelayTool("bash", "shadow", nil),
-		"empty name":           text("", "x"),
-		"unknown source":       {Name: "x", Source: "elsewhere", Execute: text("x", "x").Execute},
-		"schema not encodable": {Name: "x", InputSchema: tn.JSONSchema{"f": func() {}}, Execute: text("x", "x").Execute},
+	// Each case names what its message must mention, so a refusal for another reason (the
+	// Builtins rule, say) does not pass for the tool's own problem.
+	for name, c := range map[string]struct {
+		tool tn.Tool
+		says string
+	}{
+		"no Execute":           {tn.Tool{Name: "x", Description: "x"}, "Execute"},
+		"relay named bash":     {tn.RelayTool("bash", "shadow", nil), "bash"},
+		"empty name":           {text("", "x"), "name"},
+		"unknown source":       {tn.Tool{Name: "x", Source: "elsewhere", Execute: text("x", "x").Execute}, "elsewhere"},
+		"schema not encodable": {tn.Tool{Name: "x", InputSchema: tn.JSONSchema{"f": func() {}}, Execute: text("x", "x").Execute}, "cannot encode"},
 	} {
-		_, err := tn.CreateToolkit(context.Background(), tn.Options{ExtraTools: []tn.Tool{tool}})
+		_, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: false, ExtraTools: []tn.Tool{c.tool}})
 		var te *tn.Error
-		if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument {
-			t.Errorf("%s: want invalid_argument, got %v", name, err)
+		if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: want invalid_argument mentioning %q, got %v", name, c.says, err)
 		}
 	}
 }

@@ -233,7 +233,8 @@ int32_t tn_client_run_with_answer(const struct tn_client *client,
 // Starts a run and returns at once. When it returns `TN_OK`, `done` is called exactly once,
 // on a library thread, whatever happens next: with `TN_OK` and the RunResult JSON, or with
 // the error status and error JSON (a failed, cancelled or timed-out run; `TN_ERR_CANCELLED`
-// when the library drops the run unfinished). When it returns an error (bad arguments),
+// when the library drops the run unfinished), and before the finalizers of a client or
+// toolkit freed during the run. When it returns an error (bad arguments),
 // `done` is never called. `input_json` is as for `tn_client_run` (a resume included).
 //
 // # Safety

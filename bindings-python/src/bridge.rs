@@ -212,7 +212,8 @@ struct Polling(Option<RunCancel>);
 
 impl Polling {
     fn enter(py: Python<'_>, task: &TaskInner) -> Polling {
-        let this = task.cancel_event.as_ref().map(|e| RunCancel { event: e.clone_ref(py), token: task.cancel.clone() });
+        let event = task.cancel_event.as_ref().and_then(|e| e.get(py));
+        let this = event.map(|event| RunCancel { event, token: task.cancel.clone() });
         Polling(POLLED.with(|p| p.replace(this)))
     }
 }
@@ -301,9 +302,34 @@ struct TaskInner {
     /// so a strong reference would make a cycle the garbage collector cannot see through.
     future: Py<PyWeakrefReference>,
     cancel: CancellationToken,
-    /// The caller's `cancel` event (an `asyncio.Event`), if it passed one.
-    cancel_event: Option<Py<PyAny>>,
+    /// The caller's `cancel` event (an `asyncio.Event`), if it passed one; weakly, as
+    /// `future`: the client's watcher Task waits on it and holds this run's handle. Only an
+    /// object without weak references is held strongly.
+    cancel_event: Option<EventRef>,
     queue: Arc<WakeQueue>,
+}
+
+/// How a run holds its caller's cancel event.
+enum EventRef {
+    Weak(Py<PyWeakrefReference>),
+    Strong(Py<PyAny>),
+}
+
+impl EventRef {
+    fn new(event: Bound<'_, PyAny>) -> EventRef {
+        match PyWeakrefReference::new(&event) {
+            Ok(weak) => EventRef::Weak(weak.unbind()),
+            Err(_) => EventRef::Strong(event.unbind()),
+        }
+    }
+
+    /// The event, unless it is gone (then nobody can set it any more).
+    fn get(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        match self {
+            EventRef::Weak(w) => w.bind(py).upgrade().map(Bound::unbind),
+            EventRef::Strong(e) => Some(e.clone_ref(py)),
+        }
+    }
 }
 
 struct TaskWaker(Weak<TaskInner>);
@@ -348,7 +374,7 @@ impl RunTask {
             scheduled: AtomicBool::new(false),
             future: PyWeakrefReference::new(future.bind(py))?.unbind(),
             cancel,
-            cancel_event,
+            cancel_event: cancel_event.map(|e| EventRef::new(e.into_bound(py))),
             queue: waker.queue.clone(),
         });
         *inner.waker.lock().unwrap_or_else(|p| p.into_inner()) =

@@ -54,8 +54,17 @@ fn class_name(kind: ErrorKind) -> &'static str {
 pub fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
     // Whatever its kind, an error that carries a host exception re-raises that exception.
     if e.host_source().is_some_and(|s| s.is::<PyHostError>()) {
+        // A ProviderError the host's transport raised: the same object, but with the texts
+        // the engine scrubbed of the API key and header secrets (a gateway may echo them).
+        let scrubbed = e.http_detail().map(|d| (d.body.clone(), e.message().to_string()));
         if let Some(src) = e.into_host_source() {
             if let Ok(host) = src.downcast::<PyHostError>() {
+                if let Some((body, message)) = scrubbed {
+                    let exc = host.err.value(py);
+                    // An exception type without these attributes keeps what it has.
+                    let _ = exc.setattr("body", &body).and_then(|_| exc.setattr("text", &body));
+                    let _ = exc.setattr("args", (message,));
+                }
                 return host.err;
             }
         }

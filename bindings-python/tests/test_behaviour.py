@@ -166,9 +166,11 @@ def test_history_dicts_come_back_as_the_callers_own(mock: MockModel) -> None:
     asyncio.run(main())
 
 
-def test_a_run_abandoned_with_its_loop_is_released(mock: MockModel) -> None:
+@pytest.mark.parametrize("with_cancel", [False, True])
+def test_a_run_abandoned_with_its_loop_is_released(mock: MockModel, with_cancel: bool) -> None:
     # The run's task is never finished: its loop is closed under it. Dropping the task must
-    # drop the engine's run too (nothing may keep it, and what it holds, alive).
+    # drop the engine's run too (nothing may keep it, and what it holds, alive), also when a
+    # cancel event's watcher waits on it.
     started = asyncio.Event()
 
     async def hang() -> str:
@@ -184,13 +186,16 @@ def test_a_run_abandoned_with_its_loop_is_released(mock: MockModel) -> None:
     loop.create_future = lambda: futures.append(create_future()) or futures[-1]  # type: ignore[method-assign]
     mock.script([openai_calls(("c1", "hang", "{}"))])
     tk = loop.run_until_complete(toolkit(tn.define_tool(hang)))
-    task = loop.create_task(client(mock).run("go", tk))
+    cancel: Optional[asyncio.Event] = asyncio.Event() if with_cancel else None
+    task = loop.create_task(client(mock).run("go", tk, cancel=cancel))
     loop.run_until_complete(asyncio.wait_for(started.wait(), 5))
     loop.close()
     run_future = weakref.ref(futures[0])
-    del task, futures, loop, create_future
+    tool_fn = weakref.ref(hang)  # held by the engine's run (through its toolkit) until it is dropped
+    del task, futures, loop, create_future, cancel, tk, hang
     gc.collect()
     assert run_future() is None
+    assert tool_fn() is None
 
 
 def test_a_hook_exception_reaches_the_caller_unchanged(mock: MockModel) -> None:

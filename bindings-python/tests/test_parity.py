@@ -99,6 +99,22 @@ def test_a_transports_provider_error_is_retried_by_status_or_reraised_unchanged(
     asyncio.run(main())
 
 
+def test_a_transports_provider_error_comes_back_without_the_api_key() -> None:
+    async def main() -> None:
+        key = "sk-live-0123456789"
+        echoed = tn.ProviderError(400, f'{{"error": "bad key {key}"}}', None)
+        client = tn.create_client(base_url="http://host.invalid/v1", style="openai", model="m", api_key=key,
+                                  http_transport=Transport(echoed), retry_base_ms=1)
+        with pytest.raises(tn.ProviderError) as e:
+            await client.run("hi")
+        assert e.value is echoed
+        for text in (str(e.value), e.value.body, e.value.text, repr(e.value.args)):
+            assert key not in text, text
+        assert "«redacted»" in e.value.body
+
+    asyncio.run(main())
+
+
 def test_any_other_transport_exception_ends_the_run_unretried() -> None:
     async def main() -> None:
         boom = KeyError("mine")

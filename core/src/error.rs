@@ -162,8 +162,10 @@ impl Error {
 
     /// An [`ErrorKind::Http`] error that a host transport raised itself for a provider answer
     /// (its own HTTP error type): the loop retries it by `detail.status` and its
-    /// `Retry-After` like any answer, and the binding re-raises `source` unchanged at the end.
-    /// The message is `source.to_string()`.
+    /// `Retry-After` like any answer, and the binding re-raises `source` at the end. The
+    /// message is `source.to_string()`; when the run gives up, the engine replaces the API key
+    /// and header secrets in the message and in `detail.body` (and drops a 401/403 body), and
+    /// a binding that re-raises `source` should put those redacted texts on it.
     pub fn http_from_host(detail: HttpErrorDetail, source: HostError) -> Error {
         let message = source.to_string();
         Error { kind: ErrorKind::Http, message, http: Some(detail), source: Some(source) }
@@ -177,6 +179,26 @@ impl Error {
             format!("LLM {}: {}", detail.status, shown)
         };
         Error { kind: ErrorKind::Http, message, http: Some(detail), source: None }
+    }
+
+    /// This error with every one of `secrets` replaced in its message and HTTP body, for an
+    /// error whose text came from a host (its own transport's message or body).
+    pub(crate) fn scrubbed(mut self, secrets: &[String]) -> Error {
+        let scrub = |text: &mut String| {
+            for secret in secrets.iter().filter(|s| !s.is_empty()) {
+                if text.contains(secret.as_str()) {
+                    *text = text.replace(secret.as_str(), crate::client::REDACTED);
+                }
+            }
+        };
+        scrub(&mut self.message);
+        if let Some(detail) = self.http.as_mut() {
+            if detail.status == 401 || detail.status == 403 {
+                detail.body.clear();
+            }
+            scrub(&mut detail.body);
+        }
+        self
     }
 
     /// The kind.

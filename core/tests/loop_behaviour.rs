@@ -381,7 +381,8 @@ struct HostHttpError(u16);
 
 impl std::fmt::Display for HostHttpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "host says {}", self.0)
+        // A gateway's body, as a careless host client puts it in its message.
+        write!(f, "host says {}: bad key sk-live-0123456789", self.0)
     }
 }
 
@@ -405,7 +406,7 @@ impl toolnexus::Transport for RaisingTransport {
                 Some((status, retry_after)) => Err(Error::http_from_host(
                     toolnexus::HttpErrorDetail {
                         status,
-                        body: String::new(),
+                        body: "bad key sk-live-0123456789".into(),
                         retry_after: retry_after.map(String::from),
                     },
                     Box::new(HostHttpError(status)),
@@ -425,7 +426,7 @@ async fn a_host_transports_own_http_error_is_retried_by_status_and_surfaces_unch
     let run = |fail: Vec<(u16, Option<&'static str>)>| async move {
         let t = Arc::new(RaisingTransport { fail: Mutex::new(fail), sent: AtomicUsize::new(0) });
         let mut o = ClientOptions::new("http://model.invalid/v1", Style::OpenAi, "m");
-        o.api_key = Some("k".into());
+        o.api_key = Some("sk-live-0123456789".into());
         o.retry_base_ms = 60_000; // only Retry-After: 0 keeps this test fast
         o.transport = Some(t.clone());
         let r = Client::new(o).unwrap().run("hi", None).await;
@@ -438,7 +439,9 @@ async fn a_host_transports_own_http_error_is_retried_by_status_and_surfaces_unch
     let (r, sent) = run(vec![(400, None)]).await;
     let e = r.unwrap_err();
     assert_eq!((e.kind(), e.http_detail().map(|d| d.status), sent), (ErrorKind::Http, Some(400), 1));
-    assert_eq!(e.message(), "host says 400");
+    // The host's text is scrubbed of the key; the host's object itself travels on.
+    assert_eq!(e.message(), "host says 400: bad key «redacted»");
+    assert_eq!(e.http_detail().unwrap().body, "bad key «redacted»");
     let source = e.into_host_source().unwrap();
     assert!(source.downcast_ref::<HostHttpError>().is_some());
 }

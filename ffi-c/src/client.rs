@@ -179,8 +179,9 @@ pub unsafe extern "C" fn tn_client_new(
         }
         let client = Client::new(opts)?;
         let handle = ClientHandle { client, _data: data };
+        let handle = handles::register(Object::Client(Arc::new(handle)))?;
         // SAFETY: checked non-NULL above.
-        unsafe { *out = handles::register(Object::Client(Arc::new(handle))) };
+        unsafe { *out = handle };
         Ok(())
     })
 }
@@ -332,6 +333,9 @@ struct Done {
     f: unsafe extern "C" fn(*mut c_void, i32, *const c_char),
     user_data: *mut c_void,
     fired: bool,
+    /// The run's client and toolkit, let go only after `done` ran: a host that freed their
+    /// handles mid-run gets its finalizers after its `done`, never before.
+    keep: Option<(Arc<ClientHandle>, Option<Arc<Toolkit>>)>,
 }
 
 // SAFETY: the header requires the done callback and its user_data to be usable from any thread.
@@ -345,6 +349,7 @@ impl Done {
         let json = c_arg(json);
         // SAFETY: the host's callback with its own user_data; `json` outlives the call.
         unsafe { (self.f)(self.user_data, status, json.as_ptr()) };
+        drop(self.keep.take());
     }
 }
 
@@ -358,7 +363,8 @@ impl Drop for Done {
 /// Starts a run and returns at once. When it returns `TN_OK`, `done` is called exactly once,
 /// on a library thread, whatever happens next: with `TN_OK` and the RunResult JSON, or with
 /// the error status and error JSON (a failed, cancelled or timed-out run; `TN_ERR_CANCELLED`
-/// when the library drops the run unfinished). When it returns an error (bad arguments),
+/// when the library drops the run unfinished), and before the finalizers of a client or
+/// toolkit freed during the run. When it returns an error (bad arguments),
 /// `done` is never called. `input_json` is as for `tn_client_run` (a resume included).
 ///
 /// # Safety
@@ -410,7 +416,8 @@ pub unsafe extern "C" fn tn_client_run_with_answer_async(
 /// reported once, by the return status, and never also through `done`.
 fn start(job: Job, f: unsafe extern "C" fn(*mut c_void, i32, *const c_char), user_data: *mut c_void) -> Result<()> {
     spawn(move || {
-        let mut done = Done { f, user_data, fired: false };
+        let keep = Some((job.client.clone(), job.toolkit.clone()));
+        let mut done = Done { f, user_data, fired: false, keep };
         async move {
             match job.run().await {
                 Ok(r) => done.fire(TN_OK, result_json(&r)),
@@ -430,8 +437,9 @@ pub unsafe extern "C" fn tn_cancel_new(out: *mut *mut tn_cancel, error_out: *mut
         if out.is_null() {
             return Err(Error::invalid("out is NULL"));
         }
-        // SAFETY: checked non-NULL.
-        unsafe { *out = handles::register(Object::Cancel(CancellationToken::new())) };
+        let handle = handles::register(Object::Cancel(CancellationToken::new()))?;
+        // SAFETY: checked non-NULL above.
+        unsafe { *out = handle };
         Ok(())
     })
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use engine::{CancellationToken, Error, Toolkit};
+use engine::{CancellationToken, Error, ErrorKind, Toolkit};
 
 use crate::client::ClientHandle;
 use crate::guard::Result;
@@ -39,12 +39,15 @@ const FIRST_KEY: usize = 1 << (usize::BITS - 4);
 const KEY_STEP: usize = 16;
 static NEXT_KEY: AtomicUsize = AtomicUsize::new(FIRST_KEY);
 
-/// Registers `obj` and returns its new handle.
-pub(crate) fn register<T>(obj: Object) -> *mut T {
-    let key = NEXT_KEY.fetch_add(KEY_STEP, Ordering::Relaxed);
+/// Registers `obj` and returns its new handle. Refused once the numbers run out (only
+/// reachable on a 32-bit target, after some 250 million handles): a number is never reused.
+pub(crate) fn register<T>(obj: Object) -> Result<*mut T> {
+    let key = NEXT_KEY
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| k.checked_add(KEY_STEP))
+        .map_err(|_| Error::new(ErrorKind::Internal, "no handle numbers left in this process"))?;
     let mut g = LIVE.lock().unwrap_or_else(|p| p.into_inner());
     g.get_or_insert_with(HashMap::new).insert(key, obj);
-    std::ptr::without_provenance_mut(key)
+    Ok(std::ptr::without_provenance_mut(key))
 }
 
 /// The object behind `ptr`, which must be a live handle of kind `noun`.

@@ -71,8 +71,9 @@ pub unsafe extern "C" fn tn_toolkit_new(
         }
         let tools = build(&in_json(tools_json, "tools_json")?, tool_fn, &data)?;
         let tk = Toolkit::new(tools)?;
+        let handle = handles::register(Object::Toolkit(Arc::new(tk)))?;
         // SAFETY: checked non-NULL above.
-        unsafe { *out = handles::register(Object::Toolkit(Arc::new(tk))) };
+        unsafe { *out = handle };
         Ok(())
     })
 }

@@ -248,6 +248,48 @@ static void test_async_run(tn_toolkit *tk) {
   script_done(&s);
 }
 
+/* A client freed while its async run is in flight: done comes first, then its finalizer. */
+typedef struct {
+  script_t s; /* first: the scripted transport reads the user_data as a script_t */
+  pthread_mutex_t lock;
+  char order[3];
+  int n;
+} ordered_t;
+
+static void note(ordered_t *o, char what) {
+  pthread_mutex_lock(&o->lock);
+  if (o->n < 2) o->order[o->n++] = what;
+  pthread_mutex_unlock(&o->lock);
+}
+
+static void ordered_free(void *user_data) { note(user_data, 'F'); }
+
+static void ordered_done(void *user_data, int32_t status, const char *json) {
+  (void)status;
+  (void)json;
+  note(user_data, 'D');
+}
+
+static void test_done_before_finalizer(tn_toolkit *tk) {
+  const char *replies[] = {CALLS(CALL("c1", "add", "{\\\"a\\\":1,\\\"b\\\":2}")), TEXT("three")};
+  ordered_t o;
+  memset(&o, 0, sizeof o);
+  pthread_mutex_init(&o.lock, NULL);
+  script_init(&o.s, replies, 2);
+  tn_callbacks cb = {0};
+  cb.user_data = &o;
+  cb.transport = script_transport;
+  cb.free_user_data = ordered_free;
+  tn_client *c = NULL;
+  tn_client_new("{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}", &cb, &c, NULL);
+  CHECK(tn_client_run_async(c, tk, "{\"prompt\":\"1+2\"}", NULL, ordered_done, &o, NULL) == TN_OK, "async start");
+  tn_client_free(c); /* the add tool answers 20 ms later: the run is still going */
+  for (int i = 0; i < 200 && o.n < 2; i++) usleep(10 * 1000);
+  CHECK(o.n == 2 && o.order[0] == 'D' && o.order[1] == 'F', "done before the finalizer: %.2s", o.order);
+  script_done(&o.s);
+  pthread_mutex_destroy(&o.lock);
+}
+
 /* The async resume: a mismatched answer and the right one both arrive through done. */
 static void test_async_resume(tn_toolkit *tk) {
   const char *replies[] = {CALLS(CALL("c1", "deploy", "{}")), TEXT("deployed async")};
@@ -491,6 +533,7 @@ int main(void) {
   test_relay(tk);
   test_async_run(tk);
   test_async_resume(tk);
+  test_done_before_finalizer(tk);
   test_cancel_and_late_completion();
   test_bad_input(tk, &h);
   test_host_errors_sanitize_and_execute_call(tk, &h);

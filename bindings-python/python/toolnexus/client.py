@@ -249,7 +249,9 @@ class Client:
             handle.cancel()
             raise
         finally:
-            if watcher is not None:
+            # A run dropped with its loop already closed: the watcher will never run again,
+            # and cancelling it would raise from the closed loop.
+            if watcher is not None and not loop.is_closed():
                 watcher.cancel()
 
     async def run(

@@ -105,7 +105,8 @@ impl Failure {
 
     fn into_error(self, secrets: &[String]) -> Error {
         match self {
-            Failure::Network(e) | Failure::HostStatus(e) => e,
+            // A host's own error carries the host's text, which may echo a credential.
+            Failure::Network(e) | Failure::HostStatus(e) => e.scrubbed(secrets),
             Failure::Status(r) => {
                 let text = String::from_utf8_lossy(&r.body);
                 let body = safe_error_body(r.status, &text, secrets);
