@@ -72,7 +72,8 @@ class HttpTransport(Protocol):
     raises :class:`ProviderError` for a non-2xx answer (retried by its status and
     ``retry_after``); an ``OSError`` (``URLError``, ``ConnectionError``, ``TimeoutError``) is a
     network error (retried); anything else ends the run. When the run gives up, it raises
-    that exception object itself. ``headers`` are ``Authorization`` (or ``x-api-key`` and
+    that exception object itself (a ``ProviderError`` with the API key and header secrets
+    scrubbed from its body and message). ``headers`` are ``Authorization`` (or ``x-api-key`` and
     ``anthropic-version``), ``Content-Type`` and your own, named as you gave them. It may be
     sync (run in a worker thread) or async."""
 

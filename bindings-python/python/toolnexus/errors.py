@@ -42,7 +42,8 @@ class ProviderError(ToolnexusError):
     ``retry_after`` the raw ``Retry-After`` header or None, and the message is
     ``"LLM <status>: <body capped at 200 characters>"``. ``text`` is an alias of ``body``. A
     custom ``HttpTransport`` raises it with the raw body to report a non-2xx answer: the engine
-    retries it by its status and ``retry_after``, and re-raises that same object if it gives up.
+    retries it by its status and ``retry_after``, and re-raises that same object if it gives up,
+    its ``body``, ``text`` and message scrubbed of the API key and header secrets.
     """
 
     kind, code = "http", 3
