@@ -6,6 +6,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import toolnexus as tn
+
 
 class MockModel:
     def __init__(self) -> None:
@@ -61,6 +63,13 @@ class MockModel:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def client(mock: MockModel, style: str = "openai", **kw: Any) -> tn.Client:
+    """A client of `mock` in `style`, retrying at once."""
+    base = mock.url("/v1") if style == "openai" else mock.url()
+    kw.setdefault("retry_base_ms", 1)
+    return tn.create_client(base_url=base, style=style, model="m", api_key="sk-test-123456", **kw)
 
 
 def openai_text(text: str) -> dict[str, Any]:

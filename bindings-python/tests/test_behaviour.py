@@ -13,20 +13,7 @@ import pytest
 
 import toolnexus as tn
 
-from .mock import MockModel, anthropic_calls, anthropic_text, openai_calls, openai_text
-
-
-@pytest.fixture()
-def mock() -> Any:
-    m = MockModel()
-    yield m
-    m.close()
-
-
-def client(mock: MockModel, style: str = "openai", **kw: Any) -> tn.Client:
-    base = mock.url("/v1") if style == "openai" else mock.url()
-    kw.setdefault("retry_base_ms", 1)
-    return tn.create_client(base_url=base, style=style, model="m", api_key="sk-test-123456", **kw)
+from .mock import MockModel, anthropic_calls, anthropic_text, client, openai_calls, openai_text
 
 
 async def toolkit(*tools: tn.Tool) -> tn.Toolkit:
