@@ -9,9 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// authRequiredPrompt is the engine's default prompt for AuthRequired.
-const authRequiredPrompt = "Authorization required to continue"
-
 // Pending returns a suspension: an error ToolResult whose Metadata["pending"] is req. The
 // engine builds it (an empty req.ID gets a fresh id; Output is the prompt, plus "\n" and the
 // URL when there is one). A tool returns it to ask for a login, an approval or a reply.
@@ -29,24 +26,37 @@ func Pending(req Request) ToolResult {
 	if err := check(C.tn_pending(cspec, &out, &errJSON), errJSON); err != nil {
 		return ToolResult{Output: "toolnexus: cannot suspend: " + err.Error(), IsError: true}
 	}
+	return suspensionResult(takeString(out))
+}
+
+// suspensionResult reads the engine's suspension JSON, with Metadata["pending"] typed as the
+// Request a tool author would build.
+func suspensionResult(wire string) ToolResult {
 	var r wireToolResult
-	if err := json.Unmarshal([]byte(takeString(out)), &r); err != nil {
+	if err := json.Unmarshal([]byte(wire), &r); err != nil {
 		return ToolResult{Output: "toolnexus: cannot suspend: " + err.Error(), IsError: true}
 	}
 	result := r.toResult()
 	if req := PendingOf(result); req != nil {
-		result.Metadata["pending"] = *req // typed, as a tool author would build it
+		result.Metadata["pending"] = *req
 	}
 	return result
 }
 
 // AuthRequired is the suspension for a login at url; an empty prompt means
-// "Authorization required to continue".
+// "Authorization required to continue" (the engine's default, as in the Go port).
 func AuthRequired(url, prompt string) ToolResult {
-	if prompt == "" {
-		prompt = authRequiredPrompt
+	if abiErr != nil {
+		return ToolResult{Output: abiErr.Error(), IsError: true}
 	}
-	return Pending(Request{Kind: "authorization", Prompt: prompt, URL: url})
+	curl, cprompt := cstring(url), cstring(prompt)
+	defer freeC(curl)
+	defer freeC(cprompt)
+	var out, errJSON *C.char
+	if err := check(C.tn_auth_required(curl, cprompt, &out, &errJSON), errJSON); err != nil {
+		return ToolResult{Output: "toolnexus: cannot suspend: " + err.Error(), IsError: true}
+	}
+	return suspensionResult(takeString(out))
 }
 
 // PendingOf returns the suspension a result carries, or nil. Metadata["pending"] may be a

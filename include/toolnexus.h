@@ -413,6 +413,16 @@ int32_t tn_pending(const char *spec_json,
                    char **json_out,
                    char **error_out);
 
+// The suspension for a login at `url`: the `authorization` Request with `prompt` (NULL or
+// empty: `"Authorization required to continue"`); writes the ToolResult JSON as `tn_pending`.
+//
+// # Safety
+// Pointers as documented; `json_out` must be writable.
+int32_t tn_auth_required(const char *url,
+                         const char *prompt,
+                         char **json_out,
+                         char **error_out);
+
 // The Answer for a relay Request: `results_json` is `[{"id", "output", "isError"?}]`, one per
 // relayed call; writes `{"id": request_id, "ok": true, "data": {"results": [...]}}`.
 //

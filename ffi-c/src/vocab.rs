@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 
 use engine::relay::{relay_answer, RelayResult};
-use engine::{answer_declined, answer_output, pending, Answer, Error, PendingSpec, Request};
+use engine::{answer_declined, answer_output, auth_required, pending, Answer, Error, PendingSpec, Request};
 use serde_json::Value;
 
 use crate::guard::{call, in_json, in_opt_str, in_str, write_out};
@@ -143,6 +143,25 @@ pub unsafe extern "C" fn tn_pending(
             expires_at: r.expires_at,
         };
         write_out(json_out, "json_out", serde_json::to_string(&pending(spec)).unwrap_or_default())
+    })
+}
+
+/// The suspension for a login at `url`: the `authorization` Request with `prompt` (NULL or
+/// empty: `"Authorization required to continue"`); writes the ToolResult JSON as `tn_pending`.
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_auth_required(
+    url: *const c_char,
+    prompt: *const c_char,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let url = in_str(url, "url")?;
+        let prompt = in_opt_str(prompt, "prompt")?.filter(|p| !p.is_empty());
+        write_out(json_out, "json_out", serde_json::to_string(&auth_required(url, prompt)).unwrap_or_default())
     })
 }
 

@@ -481,6 +481,17 @@ static void test_host_errors_sanitize_and_execute_call(tn_toolkit *tk, host_t *h
   char *out = NULL;
   CHECK(tn_sanitize("my tool/v2", &out, NULL) == TN_OK && strcmp(out, "my_tool_v2") == 0, "tn_sanitize");
   tn_string_free(out);
+  out = NULL;
+  CHECK(tn_auth_required("https://x/login", NULL, &out, NULL) == TN_OK, "tn_auth_required");
+  cJSON *auth = cJSON_Parse(out);
+  cJSON *req = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(auth, "metadata"), "pending");
+  CHECK(strcmp(jstr(auth, "output"), "Authorization required to continue\nhttps://x/login") == 0 &&
+            strcmp(jstr(req, "kind"), "authorization") == 0 && strcmp(jstr(req, "url"), "https://x/login") == 0,
+        "an authorization suspension with the default prompt: %s", out);
+  cJSON_Delete(auth);
+  tn_string_free(out);
+  out = NULL;
+  CHECK(tn_auth_required(NULL, "Log in", &out, NULL) == TN_ERR_INVALID_ARGUMENT && out == NULL, "a NULL url");
 
   /* A tool run directly with an answer sees it, as on a re-run after its suspension. */
   h->deploy_calls = 0;
