@@ -422,3 +422,12 @@ def test_answer_declined_message_matches_upstream() -> None:
         tn.answer_declined("p", "nope")
     assert str(e.value) == 'toolnexus: Answer reason must be "declined", "cancelled" or "expired", got \'nope\''
     assert tn.answer_declined("p", "expired") == tn.Answer(id="p", ok=False, reason="expired")
+
+
+def test_max_turns_zero_sends_nothing_and_ends_incomplete(mock: MockModel) -> None:
+    async def main() -> None:
+        r = await client(mock, max_turns=0).run("hi")
+        assert (r.status, r.limit, r.turns) == ("incomplete", "maxTurns", 0)
+        assert mock.seen == []
+
+    asyncio.run(main())

@@ -248,6 +248,26 @@ static void test_async_run(tn_toolkit *tk) {
   script_done(&s);
 }
 
+/* max_turns 0: no request at all, the run ends incomplete. */
+static void test_max_turns_zero(void) {
+  script_t s;
+  script_init(&s, NULL, 0);
+  tn_callbacks cb = {0};
+  cb.user_data = &s;
+  cb.transport = script_transport;
+  tn_client *c = NULL;
+  tn_client_new("{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\",\"max_turns\":0}",
+                &cb, &c, NULL);
+  int st;
+  cJSON *r = run(c, NULL, "{\"prompt\":\"hi\"}", &st);
+  CHECK(st == TN_OK && strcmp(jstr(r, "status"), "incomplete") == 0 && strcmp(jstr(r, "limit"), "maxTurns") == 0 &&
+            s.requests == 0,
+        "max_turns 0 ends incomplete without a request");
+  cJSON_Delete(r);
+  tn_client_free(c);
+  script_done(&s);
+}
+
 /* A client freed while its async run is in flight: done comes first, then its finalizer. */
 typedef struct {
   script_t s; /* first: the scripted transport reads the user_data as a script_t */
@@ -545,6 +565,7 @@ int main(void) {
   test_async_run(tk);
   test_async_resume(tk);
   test_done_before_finalizer(tk);
+  test_max_turns_zero();
   test_cancel_and_late_completion();
   test_bad_input(tk, &h);
   test_host_errors_sanitize_and_execute_call(tk, &h);

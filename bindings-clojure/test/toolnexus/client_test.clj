@@ -96,6 +96,12 @@
           (is (= "deployed now" (:content (last-tool-message (second @requests)))))
           (is (= 1 (count (filter #(= "user" (:role %)) (get-in (second @requests) [:body :messages]))))))))))
 
+(deftest max-turns-zero-sends-nothing-and-ends-incomplete
+  (let [[http requests] (scripted (text-turn "never"))
+        r (client/run (make-client http {:max-turns 0}) "hi" {})]
+    (is (= ["incomplete" "maxTurns" 0] [(:status r) (:limit r) (:turns r)]))
+    (is (empty? @requests))))
+
 (deftest run-with-answer-declined-tells-the-model
   (let [seen (atom [])
         tk (tool/toolkit [(deploy-tool seen)])
