@@ -3,10 +3,10 @@
 // process exit are in errors.test.mjs.
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { describe, test, before, after } from 'node:test'
+import { describe, test } from 'node:test'
 
 import * as tn from '../index.mjs'
-import { Mock, anthropicReply, openaiReply } from './mock.mjs'
+import { anthropicReply, mockForThisFile, openaiClient, openaiReply, sleep } from './mock.mjs'
 
 const {
   createClient,
@@ -19,18 +19,9 @@ const {
   answerOutput,
   answerDeclined,
 } = tn
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-let mock
-before(async () => {
-  mock = await new Mock().start()
-})
-after(async () => {
-  await mock.stop()
-})
-
-const openai = (extra = {}) =>
-  createClient({ baseUrl: mock.url('/v1'), style: 'openai', model: 'm', apiKey: 'k', retryBaseMs: 1, ...extra })
+const mock = mockForThisFile()
+const openai = (extra = {}) => openaiClient(mock, extra)
 
 async function weatherToolkit(counter = { n: 0 }) {
   return createToolkit({
@@ -147,6 +138,13 @@ describe('both styles', () => {
     assert.deepEqual(mock.seen[0].body.messages, [...history, { role: 'user', content: 'more' }])
     assert.equal(r.messages.length, 4)
   })
+})
+
+test('maxTurns 0 sends nothing and ends incomplete', async () => {
+  mock.script([])
+  const r = await openai({ maxTurns: 0 }).run('hi')
+  assert.deepEqual([r.status, r.limit, r.turns], ['incomplete', 'maxTurns', 0])
+  assert.equal(mock.seen.length, 0)
 })
 
 describe('hooks', () => {

@@ -8,14 +8,13 @@ import { describe, test, before, after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 import { createClient, createToolkit, defineTool, relayTool, pending } from '../index.mjs'
-import { Mock } from './mock.mjs'
+import { Mock, sleep } from './mock.mjs'
 
 const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../tests/conformance')
 const FILES = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
 
 const PINNED = { openai: ['authorization', 'content-type'], anthropic: ['x-api-key', 'anthropic-version', 'content-type'] }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 /** The scenario's tool in JS; `counts[name]` counts how often its function ran. */
 function buildTool(spec, counts, asyncTools) {

@@ -3,26 +3,17 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
-import { describe, test, before, after } from 'node:test'
+import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 import * as tn from '../index.mjs'
-import { Mock, openaiReply } from './mock.mjs'
+import { mockForThisFile, openaiClient, openaiReply, sleep } from './mock.mjs'
 
 const { createClient, createToolkit, defineTool, pending } = tn
 const HERE = path.dirname(fileURLToPath(import.meta.url))
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-let mock
-before(async () => {
-  mock = await new Mock().start()
-})
-after(async () => {
-  await mock.stop()
-})
-
-const openai = (extra = {}) =>
-  createClient({ baseUrl: mock.url('/v1'), style: 'openai', model: 'm', apiKey: 'k', retryBaseMs: 1, ...extra })
+const mock = mockForThisFile()
+const openai = (extra = {}) => openaiClient(mock, extra)
 
 describe('errors', () => {
   class QuotaError extends Error {

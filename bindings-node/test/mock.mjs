@@ -1,6 +1,24 @@
 // A loopback mock model for the tests: serves scripted replies in order and records every
 // request (path, lowercase headers, JSON body). node:http, keep-alive.
 import http from 'node:http'
+import { before, after } from 'node:test'
+
+import { createClient } from '../index.mjs'
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** A Mock started before the calling test file's tests and stopped after them. */
+export function mockForThisFile() {
+  const mock = new Mock()
+  before(() => mock.start())
+  after(() => mock.stop())
+  return mock
+}
+
+/** An OpenAI-style client of `mock` that retries at once; `extra` adds or overrides options. */
+export function openaiClient(mock, extra = {}) {
+  return createClient({ baseUrl: mock.url('/v1'), style: 'openai', model: 'm', apiKey: 'k', retryBaseMs: 1, ...extra })
+}
 
 export class Mock {
   constructor() {
