@@ -184,19 +184,15 @@ impl Error {
     /// This error with every one of `secrets` replaced in its message and HTTP body, for an
     /// error whose text came from a host (its own transport's message or body).
     pub(crate) fn scrubbed(mut self, secrets: &[String]) -> Error {
-        let scrub = |text: &mut String| {
-            for secret in secrets.iter().filter(|s| !s.is_empty()) {
-                if text.contains(secret.as_str()) {
-                    *text = text.replace(secret.as_str(), crate::client::REDACTED);
-                }
-            }
-        };
-        scrub(&mut self.message);
+        use crate::client::replace_secrets;
+        self.message = replace_secrets(&self.message, secrets);
         if let Some(detail) = self.http.as_mut() {
-            if detail.status == 401 || detail.status == 403 {
-                detail.body.clear();
-            }
-            scrub(&mut detail.body);
+            // As for the engine's own HTTP errors: gateways reflect credentials in these.
+            detail.body = if detail.status == 401 || detail.status == 403 {
+                String::new()
+            } else {
+                replace_secrets(&detail.body, secrets)
+            };
         }
         self
     }

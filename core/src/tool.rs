@@ -189,10 +189,6 @@ impl Tool {
         self.handler.is_none()
     }
 
-    pub(crate) fn handler(&self) -> Option<&Arc<dyn ToolHandler>> {
-        self.handler.as_ref()
-    }
-
     /// Runs this tool alone, as [`crate::Toolkit::execute`] would: a failure or a panic is an
     /// error result, and a relay tool answers with an error result (only a run can relay it).
     pub async fn execute(&self, args: Value, ctx: ToolContext) -> ToolResult {

@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use options::{ClientOptions, Style, DEFAULT_RETRYABLE_STATUSES};
+pub(crate) use redact::replace_secrets;
 pub use redact::{MAX_ERROR_BODY, REDACTED};
 
 use crate::error::Result;

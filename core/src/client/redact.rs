@@ -16,11 +16,18 @@ pub(crate) fn safe_error_body(status: u16, text: &str, secrets: &[String]) -> St
     if status == 401 || status == 403 {
         return String::new();
     }
-    let mut s = redact_identifiers(text);
+    replace_secrets(&redact_identifiers(text), secrets).trim().to_string()
+}
+
+/// `text` with every non-empty one of `secrets` replaced by [`REDACTED`].
+pub(crate) fn replace_secrets(text: &str, secrets: &[String]) -> String {
+    let mut s = text.to_string();
     for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        s = s.replace(secret.as_str(), REDACTED);
+        if s.contains(secret.as_str()) {
+            s = s.replace(secret.as_str(), REDACTED);
+        }
     }
-    s.trim().to_string()
+    s
 }
 
 /// [`safe_error_body`] capped at [`MAX_ERROR_BODY`] characters, for a message.

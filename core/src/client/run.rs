@@ -26,6 +26,10 @@ struct State {
     last_text: String,
 }
 
+fn cancelled_error() -> Error {
+    Error::new(ErrorKind::Cancelled, "run cancelled")
+}
+
 impl Client {
     /// Runs the loop for `input`, bounded by the client's `timeout_ms` and `input.cancel`.
     pub async fn run_input(&self, input: RunInput<'_>) -> Result<RunResult> {
@@ -35,18 +39,17 @@ impl Client {
         let run = self.drive(input, token.clone(), deadline);
         // Biased: once the token is cancelled (or the deadline passed) the run is not polled
         // again, so it cannot send one more request, nor finish with that request's outcome.
-        let result = match deadline {
-            Some(d) => tokio::select! {
-                biased;
-                () = outer.cancelled() => Err(Error::new(ErrorKind::Cancelled, "run cancelled")),
-                () = tokio::time::sleep_until(d.into()) => Err(self.timeout_error()),
-                r = run => r,
-            },
-            None => tokio::select! {
-                biased;
-                () = outer.cancelled() => Err(Error::new(ErrorKind::Cancelled, "run cancelled")),
-                r = run => r,
-            },
+        let expiry = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        let result = tokio::select! {
+            biased;
+            () = outer.cancelled() => Err(cancelled_error()),
+            () = expiry => Err(self.timeout_error()),
+            r = run => r,
         };
         // Tools still holding the run's token learn that the run is over.
         token.cancel();
@@ -61,7 +64,7 @@ impl Client {
     /// Refuses to go on once the run was cancelled or its deadline passed.
     fn check_live(&self, cancel: &CancellationToken, deadline: Option<Instant>) -> Result<()> {
         if cancel.is_cancelled() {
-            return Err(Error::new(ErrorKind::Cancelled, "run cancelled"));
+            return Err(cancelled_error());
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(self.timeout_error());

@@ -15,7 +15,8 @@ use crate::answer::{check_answer_id, declined_output, unresolved_output};
 use crate::error::Result;
 use crate::hooks::{AfterToolEvent, BeforeToolEvent, HookSet, Hooks};
 use crate::relay::{relay_request, relay_result, RelayCall};
-use crate::toolkit::{run_handler, unknown_tool, Toolkit};
+use crate::tool::Tool;
+use crate::toolkit::{unknown_tool, Toolkit};
 use crate::types::{Answer, Request, ToolCallRecord, ToolContext, ToolResult};
 
 /// What a run needs to execute tools.
@@ -163,7 +164,7 @@ impl ToolEnv<'_> {
                 }
             }
         }
-        if self.toolkit.and_then(|tk| tk.get(&call.name)).is_some_and(|t| t.is_relay()) {
+        if self.tool(&call.name).is_some_and(Tool::is_relay) {
             return Ok(Slot::RelaySuspended(args));
         }
         let result = self.exec(call, args.clone(), None).await;
@@ -188,7 +189,7 @@ impl ToolEnv<'_> {
             Some(a) if a.ok => a,
             _ => return Ok(ToolResult::error(declined_output(&request.prompt))),
         };
-        if self.toolkit.and_then(|tk| tk.get(&call.name)).is_some_and(|t| t.is_relay()) {
+        if self.tool(&call.name).is_some_and(Tool::is_relay) {
             let result = relay_result(&answer, &call.id, &call.name, true);
             return self.after_tool(call, args, result, turn).await;
         }
@@ -213,12 +214,14 @@ impl ToolEnv<'_> {
         Ok(h.after_tool(ev).await?.unwrap_or(result))
     }
 
-    /// Runs the tool's handler with a context for this call.
+    /// The toolkit's tool called `name`.
+    fn tool(&self, name: &str) -> Option<&Tool> {
+        self.toolkit.and_then(|tk| tk.get(name))
+    }
+
+    /// Runs the tool with a context for this call (relay calls never reach here).
     async fn exec(&self, call: &Call, args: Value, answer: Option<Answer>) -> ToolResult {
-        let Some(tool) = self.toolkit.and_then(|tk| tk.get(&call.name)) else {
-            return unknown_tool(&call.name);
-        };
-        let Some(handler) = tool.handler() else {
+        let Some(tool) = self.tool(&call.name) else {
             return unknown_tool(&call.name);
         };
         let ctx = ToolContext {
@@ -227,7 +230,7 @@ impl ToolEnv<'_> {
             timeout: self.deadline.map(|d| d.saturating_duration_since(Instant::now())),
             call_id: call.id.clone(),
         };
-        run_handler(handler.clone(), &call.name, args, ctx).await
+        tool.execute(args, ctx).await
     }
 }
 
