@@ -10,13 +10,12 @@ type wireToolResult struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
-func (w wireToolResult) toResult() ToolResult {
-	return ToolResult{Output: w.Output, IsError: w.IsError, Metadata: w.Metadata}
-}
+// The conversions below are plain type conversions: the field lists match, only the JSON
+// tags differ.
 
-func toWireResult(r ToolResult) wireToolResult {
-	return wireToolResult{Output: r.Output, IsError: r.IsError, Metadata: r.Metadata}
-}
+func (w wireToolResult) toResult() ToolResult { return ToolResult(w) }
+
+func toWireResult(r ToolResult) wireToolResult { return wireToolResult(r) }
 
 // wireTool is one entry of tn_toolkit_new's tools_json.
 type wireTool struct {
@@ -67,7 +66,7 @@ type wireUsage struct {
 func (w wireRunResult) toResult() RunResult {
 	calls := make([]ToolCall, len(w.ToolCalls))
 	for i, c := range w.ToolCalls {
-		calls[i] = ToolCall{Name: c.Name, Args: c.Args, Output: c.Output, IsError: c.IsError, Metadata: c.Metadata}
+		calls[i] = ToolCall(c)
 	}
 	messages := w.Messages
 	if messages == nil {

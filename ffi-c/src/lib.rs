@@ -31,7 +31,7 @@ use std::ffi::c_char;
 
 pub use client::{
     tn_callbacks, tn_cancel, tn_cancel_fire, tn_cancel_free, tn_cancel_new, tn_client, tn_client_free, tn_client_new,
-    tn_client_run, tn_client_run_async, tn_client_run_with_answer, tn_done_fn,
+    tn_client_run, tn_client_run_async, tn_client_run_with_answer, tn_client_run_with_answer_async, tn_done_fn,
 };
 pub use host::{
     tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_tool_fn, tn_transport_fn, tn_wait_for_fn, TN_HOOK_AFTER_LLM,
@@ -42,8 +42,8 @@ pub use toolkit::{
     tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_free, tn_toolkit_new,
 };
 pub use vocab::{
-    tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_complete, tn_complete_host_error, tn_pending,
-    tn_relay_answer, tn_sanitize,
+    tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_auth_required, tn_complete, tn_complete_host_error,
+    tn_pending, tn_relay_answer, tn_sanitize,
 };
 
 /// The ABI version this library implements. A binding checks it at load time and asks for a
