@@ -60,10 +60,8 @@ pub fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
         if let Some(src) = e.into_host_source() {
             if let Ok(host) = src.downcast::<PyHostError>() {
                 if let Some((body, message)) = scrubbed {
-                    let exc = host.err.value(py);
                     // An exception type without these attributes keeps what it has.
-                    let _ = exc.setattr("body", &body).and_then(|_| exc.setattr("text", &body));
-                    let _ = exc.setattr("args", (message,));
+                    let _ = set_http_texts(host.err.value(py).as_any(), &body, &message);
                 }
                 return host.err;
             }
@@ -85,9 +83,7 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
             let exc = class.call1((d.status, d.body.clone(), d.retry_after.clone()))?;
             // The body is redacted already (the engine also knows the key and header secrets):
             // the engine's body and message stand, not the constructor's second redaction.
-            exc.setattr("body", &d.body)?;
-            exc.setattr("text", &d.body)?;
-            exc.setattr("args", (e.message(),))?;
+            set_http_texts(&exc, &d.body, e.message())?;
             exc
         }
         _ => class.call1(PyTuple::new(py, [e.message()])?)?,
@@ -95,6 +91,13 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
     exc.setattr("kind", kind.name())?;
     exc.setattr("code", kind.code())?;
     Ok(PyErr::from_value(exc))
+}
+
+/// Puts the engine's (redacted) body and message on a ProviderError.
+fn set_http_texts(exc: &Bound<'_, PyAny>, body: &str, message: &str) -> PyResult<()> {
+    exc.setattr("body", body)?;
+    exc.setattr("text", body)?;
+    exc.setattr("args", (message,))
 }
 
 /// Maps a result's error with the GIL held.

@@ -26,7 +26,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bridge::_complete, m)?)?;
     m.add_function(wrap_pyfunction!(bridge::_fail, m)?)?;
     m.add_function(wrap_pyfunction!(bridge::_after_fork_child, m)?)?;
-    m.add_function(wrap_pyfunction!(vocab::new_request_id, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::sanitize, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::pending, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::answer_output, m)?)?;

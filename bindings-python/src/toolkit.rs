@@ -27,8 +27,8 @@ impl PyToolkit {
     fn new<'py>(py: Python<'py>, specs: Vec<ToolSpec<'py>>) -> PyResult<Self> {
         let mut tools = Vec::with_capacity(specs.len());
         for (name, description, schema, source, tool) in specs {
+            // A null or non-object schema becomes the empty object schema in the engine.
             let schema = from_py(&schema)?;
-            let schema = if schema.is_null() { engine::empty_schema() } else { schema };
             let source = ToolSource::parse(&source).unwrap_or(ToolSource::Custom);
             tools.push(if source == ToolSource::Relay {
                 Tool::relay(&name, &description, Some(schema))

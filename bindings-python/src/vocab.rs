@@ -8,12 +8,6 @@ use serde_json::Value;
 use crate::convert::{from_py, to_py};
 use crate::error;
 
-/// A fresh suspension id.
-#[pyfunction]
-pub fn new_request_id() -> String {
-    engine::new_request_id()
-}
-
 /// `sanitize`: every character outside `[a-zA-Z0-9_-]` becomes `_`.
 #[pyfunction]
 pub fn sanitize(value: &str) -> String {

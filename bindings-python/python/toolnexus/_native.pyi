@@ -4,7 +4,7 @@ from typing import Any, Optional, Sequence, final
 
 __all__ = [
     "Client", "ENGINE_VERSION", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
-    "answer_output", "http_post", "new_request_id", "normalize_answer", "pending", "relay_answer_dict",
+    "answer_output", "http_post", "normalize_answer", "pending", "relay_answer_dict",
     "sanitize",
 ]
 
@@ -52,7 +52,6 @@ class Client:
 def _complete(token: int, value: Any) -> None: ...
 def _fail(token: int, exc: BaseException) -> None: ...
 def _after_fork_child() -> None: ...
-def new_request_id() -> str: ...
 def sanitize(value: str) -> str: ...
 def pending(
     kind: str,
