@@ -10,10 +10,31 @@
             [clojure.string :as str]
             [clojure.test :refer [deftest is testing]]
             [toolnexus.client :as client]
-            [toolnexus.impl.convert :as convert]
             [toolnexus.impl.json :as json]
             [toolnexus.tool :as tool])
   (:import (java.net URI)))
+
+(defn- canonical-run-result
+  "A Clojure RunResult back in the engine's canonical form (the inverse of
+  `toolnexus.impl.convert/run-result`), as the conformance scenarios state results."
+  [r]
+  (cond-> {:text (:text r)
+           :messages (:messages r)
+           :tool_calls (mapv (fn [c] {:name (:name c)
+                                      :args (:args c)
+                                      :output (:output c)
+                                      :is_error (boolean (:isError c))
+                                      :metadata (:metadata c)})
+                             (:tool-calls r))
+           :tool_call_count (:tool-call-count r)
+           :turns (:turns r)
+           :usage {:prompt_tokens (get-in r [:usage :prompt-tokens])
+                   :completion_tokens (get-in r [:usage :completion-tokens])
+                   :total_tokens (get-in r [:usage :total-tokens])}
+           :model (:model r)
+           :status (:status r)}
+    (contains? r :limit) (assoc :limit (:limit r))
+    (contains? r :pending) (assoc :pending (:pending r))))
 
 (defn scenario-dir
   "tests/conformance: the `toolnexus.conformance.dir` property, else TOOLNEXUS_CONFORMANCE_DIR,
@@ -154,7 +175,7 @@
             (is (= (:requests expect) @(:requests state)) (str where ": requests"))
             (if (contains? expect :error)
               (is (= (:error expect) (some-> (:error outcome) error-of)) (str where ": error"))
-              (is (= (:result expect) (some-> (:result outcome) convert/canonical-run-result))
+              (is (= (:result expect) (some-> (:result outcome) canonical-run-result))
                   (str where ": result" (when-let [e (:error outcome)] (str " (threw " (ex-message e) ")")))))
             (is (= (or (:calls expect) {}) @(:calls state)) (str where ": calls"))
             (when (vector? (:wait_for sc))

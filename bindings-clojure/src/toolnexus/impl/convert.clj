@@ -46,28 +46,6 @@
     (contains? m :limit) (assoc :limit (:limit m))
     (contains? m :pending) (assoc :pending (:pending m))))
 
-(defn canonical-run-result
-  "A Clojure RunResult back in the engine's canonical form (the inverse of `run-result`), as
-  the conformance scenarios state results."
-  [r]
-  (cond-> {:text (:text r)
-           :messages (:messages r)
-           :tool_calls (mapv (fn [c] {:name (:name c)
-                                      :args (:args c)
-                                      :output (:output c)
-                                      :is_error (boolean (:isError c))
-                                      :metadata (:metadata c)})
-                             (:tool-calls r))
-           :tool_call_count (:tool-call-count r)
-           :turns (:turns r)
-           :usage {:prompt_tokens (get-in r [:usage :prompt-tokens])
-                   :completion_tokens (get-in r [:usage :completion-tokens])
-                   :total_tokens (get-in r [:usage :total-tokens])}
-           :model (:model r)
-           :status (:status r)}
-    (contains? r :limit) (assoc :limit (:limit r))
-    (contains? r :pending) (assoc :pending (:pending r))))
-
 (def ^:private option-keys
   "Client options the engine reads, Clojure name -> engine name."
   {:base-url :base_url

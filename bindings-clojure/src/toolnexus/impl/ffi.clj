@@ -102,38 +102,39 @@
     (when-not (zero? status)
       (throw (error/from-json (take-string! (.getValue err)) status)))))
 
+(defn- call-out
+  "Calls export `fname` with `args` followed by an out-param and an error out-param; returns
+  `[status out-pointer error-pointer]` (each pointer nil when not written)."
+  [fname args]
+  (let [out (PointerByReference.)
+        err (PointerByReference.)
+        status (invoke-status fname (concat args [out err]))]
+    [status (.getValue out) (.getValue err)]))
+
 (defn call-string
   "Calls export `fname` with `args` followed by a `char **` out-param and an error out-param;
   returns the out string, or throws the library's error as ex-info."
   ^String [fname & args]
-  (let [out (PointerByReference.)
-        err (PointerByReference.)
-        status (invoke-status fname (concat args [out err]))]
+  (let [[status out err] (call-out fname args)]
     (if (zero? status)
-      (take-string! (.getValue out))
-      (throw (error/from-json (take-string! (.getValue err)) status)))))
+      (take-string! out)
+      (throw (error/from-json (take-string! err) status)))))
 
 (defn call-handle
   "Calls export `fname` with `args` followed by a handle out-param and an error out-param;
   returns the handle pointer, or throws the library's error as ex-info."
   ^Pointer [fname & args]
-  (let [out (PointerByReference.)
-        err (PointerByReference.)
-        status (invoke-status fname (concat args [out err]))]
+  (let [[status out err] (call-out fname args)]
     (if (zero? status)
-      (.getValue out)
-      (throw (error/from-json (take-string! (.getValue err)) status)))))
+      out
+      (throw (error/from-json (take-string! err) status)))))
 
 (defn call-result
   "Like `call-string`, but returns `[status text]` without throwing: the out string on TN_OK,
   the error JSON text otherwise."
   [fname & args]
-  (let [out (PointerByReference.)
-        err (PointerByReference.)
-        status (invoke-status fname (concat args [out err]))]
-    (if (zero? status)
-      [status (take-string! (.getValue out))]
-      [status (take-string! (.getValue err))])))
+  (let [[status out err] (call-out fname args)]
+    [status (take-string! (if (zero? status) out err))]))
 
 (defn free-handle!
   "Releases a handle with its `_free` export (`tn_client_free`, `tn_toolkit_free`)."
