@@ -36,12 +36,12 @@ func (s *runScope) hookOutcome(hook, eventJSON string) outcome {
 			return h.AfterLLM(s.ctx, AfterLLMEvent{Response: ev.Response, Model: ev.Model, Turn: ev.Turn})
 		case "before_tool":
 			ov, err := h.BeforeTool(s.ctx, BeforeToolEvent{Name: ev.Name, Args: ev.Args, ID: ev.ID, Turn: ev.Turn})
-			override = toolOverrideJSON(ov, true)
+			override = toolOverrideJSON(ov)
 			return err
 		case "after_tool":
 			e := AfterToolEvent{Name: ev.Name, Args: ev.Args, Result: ev.Result.toResult(), ID: ev.ID, Turn: ev.Turn}
 			ov, err := h.AfterTool(s.ctx, e)
-			override = toolOverrideJSON(ov, false)
+			override = toolOverrideJSON(ov)
 			return err
 		default:
 			return fmt.Errorf("toolnexus: the engine called an unknown hook %q", hook)
@@ -71,16 +71,19 @@ func llmOverrideJSON(ov *LLMOverride) map[string]any {
 	return out
 }
 
-// toolOverrideJSON is {"result"} or, before a tool, {"args"}; nil when there is nothing to do.
-func toolOverrideJSON(ov *ToolOverride, before bool) any {
-	switch {
-	case ov == nil:
-		return nil
-	case ov.Result != nil:
-		return map[string]any{"result": toWireResult(*ov.Result)}
-	case before && ov.Args != nil:
-		return map[string]any{"args": ov.Args}
-	default:
+// toolOverrideJSON is the override's non-nil fields, nil for none. The engine decides what
+// each hook may do with them (before a tool a result wins over args; after one only the
+// result counts), as for every binding.
+func toolOverrideJSON(ov *ToolOverride) any {
+	if ov == nil {
 		return nil
 	}
+	out := map[string]any{}
+	if ov.Result != nil {
+		out["result"] = toWireResult(*ov.Result)
+	}
+	if ov.Args != nil {
+		out["args"] = ov.Args
+	}
+	return out
 }
