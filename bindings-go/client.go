@@ -6,6 +6,7 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"log"
 	"net/http"
 )
 
@@ -54,7 +55,7 @@ type ClientOptions struct {
 	// Request it was given. An error ends the run.
 	WaitFor func(Request) (Answer, error)
 	// RequestParams are extra top-level keys merged into every request body (they win on
-	// collision; "messages", "tools" and "stream" are refused).
+	// collision; "messages", "tools" and "stream" are dropped with a logged warning).
 	RequestParams map[string]any
 	// HTTPClient, when set, sends the engine's model requests (bound to the run's context);
 	// nil uses the engine's own HTTP/1.1 client.
@@ -170,8 +171,27 @@ func (c *Client) prepare() error {
 	if err != nil {
 		return err
 	}
-	C.tn_client_free(h)
+	defer C.tn_client_free(h)
+	logWarnings(h)
 	return nil
+}
+
+// logWarnings hands what the engine warned about while reading the options to the standard
+// logger, as the Go port logs its own warnings.
+func logWarnings(h *C.tn_client) {
+	var out, errJSON *C.char
+	if check(C.tn_client_warnings(h, &out, &errJSON), errJSON) != nil {
+		return
+	}
+	var warnings []struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal([]byte(takeString(out)), &warnings) != nil {
+		return
+	}
+	for _, w := range warnings {
+		log.Print(w.Message)
+	}
 }
 
 // hookMask is the TN_HOOK_* bits of the hooks that are set.

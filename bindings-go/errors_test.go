@@ -1,8 +1,10 @@
 package toolnexus_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log"
 	"net/http"
 	"strings"
 	"testing"
@@ -70,7 +72,6 @@ func TestOptionsTheEngineRefusesAreErrors(t *testing.T) {
 		{BaseURL: "not a url", Model: "m", APIKey: "k"},
 		{BaseURL: "http://127.0.0.1:1/v1", Model: "", APIKey: "k"},
 		{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Style: "gemini", APIKey: "k"},
-		{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k", RequestParams: map[string]any{"messages": []any{}}},
 		{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k", MaxTurns: -1},
 	} {
 		_, err := tn.NewClient(opts)
@@ -78,6 +79,30 @@ func TestOptionsTheEngineRefusesAreErrors(t *testing.T) {
 		if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument {
 			t.Errorf("%+v: want invalid_argument, got %v", opts, err)
 		}
+	}
+}
+
+func TestEngineOwnedRequestParamsAreDroppedWithOneLoggedWarning(t *testing.T) {
+	var logged bytes.Buffer
+	previous := log.Writer()
+	log.SetOutput(&logged)
+	defer log.SetOutput(previous)
+	mock := newMock(t)
+	mock.script(textReply("a"), textReply("b"))
+	c := openaiClient(t, mock, func(o *tn.ClientOptions) {
+		o.RequestParams = map[string]any{"tools": []any{}, "seed": 7}
+	})
+	for i := 0; i < 2; i++ {
+		if _, err := c.Run(testCtx(t), "hi", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body, _ := mock.seen()[0].Body.(map[string]any)
+	if _, sent := body["tools"]; sent || body["seed"] != float64(7) {
+		t.Fatalf("body %v", body)
+	}
+	if n := strings.Count(logged.String(), `request_params key "tools" is not allowed`); n != 1 {
+		t.Fatalf("want the warning logged once, got %d: %q", n, logged.String())
 	}
 }
 

@@ -181,8 +181,11 @@ void tn_string_free(char *s);
 
 // Makes a client from `options_json`: `{"base_url", "style" ("openai" | "anthropic"),
 // "model", "api_key"?, "headers"? {name: value}, "system_prompt"?, "max_turns"? (10),
-// "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "timeout_ms"?,
-// "max_tokens"? (4096), "request_params"? {}}`. An unknown key is an error. `callbacks` may
+// "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "max_retry_after_ms"?
+// (60000), "timeout_ms"?, "max_tokens"? (4096), "request_params"? {}}`. An unknown key or a
+// value of the wrong type is `TN_ERR_INVALID_ARGUMENT` naming the option; a `request_params`
+// key the engine owns (`messages`, `tools`, `stream`) is dropped with a warning (see
+// `tn_client_warnings`). `callbacks` may
 // be NULL; the struct is copied. The library owns `callbacks->user_data` from this call on:
 // `free_user_data` runs once when the client is freed and no run uses it any more, and also
 // when this call fails, so the caller never frees it itself.
@@ -193,6 +196,17 @@ int32_t tn_client_new(const char *options_json,
                       const struct tn_callbacks *callbacks,
                       struct tn_client **out,
                       char **error_out);
+
+// Writes to `*warnings_out` what making `client` warned about, as a JSON array of
+// `{"code", "message"}` (`[]` when nothing): an option accepted but not implemented yet
+// (`unimplemented_option`), a `request_params` key the engine owns, dropped
+// (`ignored_request_param`). The library never prints them; a host shows them its own way.
+//
+// # Safety
+// `client` is a pointer this library returned; `warnings_out` must be writable.
+int32_t tn_client_warnings(const struct tn_client *client,
+                           char **warnings_out,
+                           char **error_out);
 
 // Releases a client. NULL, or a handle already freed, is ignored.
 //
@@ -346,6 +360,14 @@ int32_t tn_toolkit_execute_call(const struct tn_toolkit *toolkit,
 // The payload is copied. Callable from any thread, inside the callback or later. A token that
 // is unknown, already completed, or whose run has ended is `TN_ERR_INVALID_ARGUMENT`.
 //
+// A payload that is not UTF-8 is refused (`TN_ERR_INVALID_ARGUMENT`), but the completion
+// still counts: the token is used up (completing it again is `TN_ERR_INVALID_ARGUMENT`, as
+// for any used token) and the call ends as a failing callback does, so the run never waits
+// on it. An error status keeps its kind, its message decoded lossily (each invalid byte
+// becomes U+FFFD); `TN_OK` becomes `TN_ERR_HOST` with a message saying the payload was
+// refused. A failing tool is an error result the model sees; a failing `wait_for` ends the
+// run.
+//
 // # Safety
 // `payload` is NULL or a NUL-terminated string.
 int32_t tn_complete(uint64_t token,
@@ -357,6 +379,8 @@ int32_t tn_complete(uint64_t token,
 // `TN_ERR_HOST` and `message`, plus `host_ref`, a number the host chooses (for example a key
 // into its own table of exception objects). When the failure ends the run, the run's error
 // JSON carries `"host_ref"`, so the binding can re-raise its own exception object unchanged.
+// A `message` that is not UTF-8 is refused as in `tn_complete`: the token is used up and the
+// call still fails, with the message decoded lossily and `host_ref` kept.
 //
 // # Safety
 // `message` is NULL or a NUL-terminated string.

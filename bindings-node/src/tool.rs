@@ -226,7 +226,10 @@ impl Tool {
         let tool = self.inner.clone();
         let ctx = tool_context(ctx);
         let args = args.unwrap_or(Value::Null);
-        env.spawn_future(async move { Ok(ToolResult::from(tool.execute(args, ctx).await)) })
+        // Only a host failure that aborts runs is an error here, and JS tools raise none.
+        env.spawn_future(async move {
+            tool.execute(args, ctx).await.map(ToolResult::from).map_err(|e| napi::Error::from_reason(e.message()))
+        })
     }
 }
 

@@ -122,7 +122,14 @@ impl Toolkit {
         let toolkit = self.snapshot();
         let ctx = tool_context(ctx);
         let args = args.unwrap_or(Value::Null);
-        env.spawn_future(async move { Ok(ToolResult::from(toolkit.execute(&name, args, ctx).await)) })
+        // Only a host failure that aborts runs is an error here, and JS tools raise none.
+        env.spawn_future(async move {
+            toolkit
+                .execute(&name, args, ctx)
+                .await
+                .map(ToolResult::from)
+                .map_err(|e| napi::Error::from_reason(e.message()))
+        })
     }
 
     /// The OpenAI declarations: `{type: "function", function: {name, description, parameters}}`.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use engine::{Answer, CancellationToken, Client, ClientOptions, Request, RunInput, Style};
+use engine::{Answer, CancellationToken, Client, ClientOptions, Request, RunInput};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
@@ -21,35 +21,17 @@ type HookSlots = (Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>, Optio
 #[pyclass(frozen, module = "toolnexus._native", name = "Client")]
 pub struct PyClient {
     inner: Arc<Client>,
+    /// What reading the options warned about, in order.
+    #[pyo3(get)]
+    warnings: Vec<(String, String)>,
 }
 
-fn options(py: Python<'_>, o: &Bound<'_, PyDict>) -> PyResult<ClientOptions> {
-    let v = from_py(o.as_any())?;
-    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    let n = |k: &str| v.get(k).and_then(Value::as_u64);
-    let bad = |k: &str| pyo3::exceptions::PyValueError::new_err(format!("toolnexus: option {k} is out of range"));
-    let style = error::map(py, Style::parse(&s("style").unwrap_or_default()))?;
-    let mut opts = ClientOptions::new(s("base_url").unwrap_or_default(), style, s("model").unwrap_or_default());
-    opts.api_key = s("api_key");
-    opts.system_prompt = s("system_prompt");
-    if let Some(h) = v.get("headers").and_then(Value::as_object) {
-        opts.headers = h.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect();
-    }
-    if let Some(x) = n("max_turns") {
-        opts.max_turns = u32::try_from(x).map_err(|_| bad("max_turns"))?;
-    }
-    if let Some(x) = n("retries") {
-        opts.retries = u32::try_from(x).map_err(|_| bad("retries"))?;
-    }
-    if let Some(x) = n("retry_base_ms") {
-        opts.retry_base_ms = x;
-    }
-    opts.timeout_ms = n("timeout_ms");
-    if let Some(a) = v.get("retryable_statuses").and_then(Value::as_array) {
-        opts.retryable_statuses = a.iter().filter_map(|x| x.as_u64().and_then(|x| u16::try_from(x).ok())).collect();
-    }
-    opts.request_params = v.get("request_params").and_then(Value::as_object).cloned();
-    Ok(opts)
+/// The engine's reading of the plain options, and the warnings it raised (as
+/// `(code, message)` pairs, for the package to hand to `warnings`).
+fn options(py: Python<'_>, o: &Bound<'_, PyDict>) -> PyResult<(ClientOptions, Vec<(String, String)>)> {
+    let parsed = error::map(py, ClientOptions::from_json(&from_py(o.as_any())?))?;
+    let warnings = parsed.warnings.into_iter().map(|w| (w.code.to_string(), w.message)).collect();
+    Ok((parsed.value, warnings))
 }
 
 #[pymethods]
@@ -65,7 +47,7 @@ impl PyClient {
         body_transform: Option<Py<PyAny>>,
         transport: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let mut opts = self::options(py, &options)?;
+        let (mut opts, warnings) = self::options(py, &options)?;
         let last_transport_error = LastTransportError::default();
         let last_error = on_error.is_some().then(|| last_transport_error.clone());
         opts.wait_for = wait_for.map(|func| Arc::new(PyWaitFor { func }) as _);
@@ -78,7 +60,7 @@ impl PyClient {
                 Some(Arc::new(engine::JsonHooksAdapter(PyHooks { before_llm, after_llm, before_tool, after_tool })));
         }
         let client = error::map(py, Client::new(opts))?;
-        Ok(PyClient { inner: Arc::new(client) })
+        Ok(PyClient { inner: Arc::new(client), warnings })
     }
 
     /// Starts a run on `event_loop`; `future` is resolved with `[n, result_json]`: the

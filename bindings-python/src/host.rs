@@ -102,6 +102,24 @@ fn tool_result(py: Python<'_>, r: &Bound<'_, PyAny>) -> Result<ToolResult, Error
     Ok(ToolResult { output, is_error, metadata: None })
 }
 
+/// A tool that raised a `BaseException` that is not an `Exception` (`KeyboardInterrupt`,
+/// `SystemExit`, `CancelledError`, ...) ends the run with it, as asyncio lets those through;
+/// any other exception becomes the tool's error result.
+fn aborting_if_not_exception(e: Error) -> Error {
+    let fatal = Python::attach(|py| {
+        e.host_source()
+            .and_then(|s| s.downcast_ref::<PyHostError>())
+            .is_some_and(|h| !h.err.is_instance_of::<pyo3::exceptions::PyException>(py))
+    });
+    if !fatal {
+        return e;
+    }
+    match e.into_host_source() {
+        Some(source) => Error::aborting(source),
+        None => Error::new(engine::ErrorKind::Internal, "a host error lost its exception"),
+    }
+}
+
 impl ToolHandler for PyTool {
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, engine::Result<ToolResult>> {
         let call = Python::attach(|py| -> PyResult<_> {
@@ -110,7 +128,7 @@ impl ToolHandler for PyTool {
         });
         Box::pin(async move {
             let (func, args) = call.map_err(|e| Python::attach(|py| PyHostError::wrap(py, e)))?;
-            let out = call_py(func, args).await?;
+            let out = call_py(func, args).await.map_err(aborting_if_not_exception)?;
             Python::attach(|py| tool_result(py, out.bind(py)))
         })
     }

@@ -79,7 +79,7 @@ impl PyToolkit {
         let tk = self.inner.clone();
         let fut = async move {
             let ctx = ToolContext { answer, ..ToolContext::default() };
-            let r = tk.execute(&name, args, ctx).await;
+            let r = tk.execute(&name, args, ctx).await?;
             serde_json::to_string(&r).map_err(|e| engine::Error::new(engine::ErrorKind::Internal, e.to_string()))
         };
         RunTask::start(py, &waker, future, CancellationToken::new(), None, fut)

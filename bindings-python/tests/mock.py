@@ -14,6 +14,9 @@ class MockModel:
         self.replies: list[dict[str, Any]] = []
         self.seen: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        #: With no scripted reply left, answer "echo: <last user message>" instead of 599
+        #: (replies must not depend on the mock's memory when forked children call it).
+        self.echo = False
         mock = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -30,6 +33,9 @@ class MockModel:
                 with mock.lock:
                     mock.seen.append({"path": self.path, "headers": headers, "body": body})
                     reply = mock.replies.pop(0) if mock.replies else None
+                if reply is None and mock.echo:
+                    last = [m for m in body.get("messages", []) if m.get("role") == "user"][-1:]
+                    reply = openai_text(f"echo: {last[0]['content'] if last else ''}")
                 if reply is None:
                     reply = {"status": 599, "body": {"error": {"message": "mock: no reply left"}}}
                 if reply.get("delay"):

@@ -120,6 +120,25 @@ class RecordingHooks:
         return {"result": tn.ToolResult(output=ev["result"].output + "!", is_error=False)}
 
 
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_a_tool_raising_a_base_exception_ends_the_run_with_it(mock: MockModel, exc: type) -> None:
+    def stop() -> str:
+        raise exc("stop now")
+
+    async def stop_async() -> str:
+        raise exc("stop now")
+
+    for fn in (stop, stop_async):
+        tk = tn.Toolkit([tn.define_tool(fn, name="stop")])
+        mock.script([openai_calls(("c1", "stop", "{}")), openai_text("never")])
+        # As asyncio does with these: the same exception ends the run (and the loop's run).
+        with pytest.raises(exc, match="stop now"):
+            asyncio.run(client(mock).run("hi", tk))
+        assert len(mock.seen) == 1, "no request after the tool stopped the run"
+        with pytest.raises(exc, match="stop now"):
+            asyncio.run(tk.execute("stop", {}))
+
+
 def test_hooks_as_object_and_dict(mock: MockModel) -> None:
     async def main() -> None:
         h = RecordingHooks()
@@ -331,17 +350,37 @@ def test_http_transports_sync_async_and_urllib(mock: MockModel) -> None:
     asyncio.run(main())
 
 
-def test_request_params_and_body_transform(mock: MockModel, capsys: Any) -> None:
+def test_request_params_and_body_transform(mock: MockModel) -> None:
     async def main() -> None:
         mock.script([openai_text("ok")])
-        c = client(mock, request_params={"temperature": 0.2, "tools": []},
-                   body_transform=lambda body: {**body, "seed": 7})
+        with pytest.warns(tn.ToolnexusWarning, match='request_params key "tools" is not allowed'):
+            c = client(mock, request_params={"temperature": 0.2, "tools": []},
+                       body_transform=lambda body: {**body, "seed": 7})
         await c.run("hi")
         body = mock.seen[0]["body"]
         assert body["temperature"] == 0.2 and body["seed"] == 7 and "tools" not in body
 
     asyncio.run(main())
-    assert 'request_params key "tools" is not allowed' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option, value", [
+    ("timeout_ms", -1), ("timeout_ms", "5"), ("max_turns", -1), ("max_turns", 1.5), ("retries", True),
+    ("retryable_statuses", [70000]), ("headers", {"x": 5}), ("request_params", 3), ("max_retry_after_ms", -2),
+])
+def test_a_bad_option_is_a_value_error_naming_it(option: str, value: Any) -> None:
+    with pytest.raises(tn.InvalidArgumentError, match=option) as e:
+        tn.create_client(base_url="http://127.0.0.1:9", style="openai", model="m", **{option: value})
+    assert isinstance(e.value, ValueError) and e.value.kind == "invalid_argument"
+
+
+def test_options_not_implemented_yet_warn_and_defaults_are_the_engines(mock: MockModel) -> None:
+    with pytest.warns(tn.ToolnexusWarning, match='"on_metric" is not implemented'):
+        tn.create_client(base_url=mock.url("/v1"), style="openai", model="m", api_key="k", on_metric=print)
+    # A float deadline is kept (rounded up to whole milliseconds), never dropped.
+    mock.script([{**openai_text("late"), "delay": 0.5}])
+    c = tn.create_client(base_url=mock.url("/v1"), style="openai", model="m", api_key="k", timeout_ms=50.5)
+    with pytest.raises(tn.RunTimeout, match="51ms"):
+        asyncio.run(c.run("hi"))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
@@ -368,6 +407,36 @@ def test_the_engine_survives_fork(mock: MockModel) -> None:
     del doomed
     mock.script([openai_text("parent again")])
     assert asyncio.run(asyncio.wait_for(one(), 20)) == "parent again"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_client_used_before_fork_never_crosses_answers(mock: MockModel) -> None:
+    # The gunicorn / celery pattern: one client built and used at import, workers forked.
+    mock.echo = True
+    shared = client(mock)
+    assert asyncio.run(shared.run("parent-1")).text == "echo: parent-1"
+    children = []
+    for n in range(4):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                async def work() -> bool:
+                    for i in range(3):
+                        r = await asyncio.wait_for(shared.run(f"child-{n}-{i}"), 20)
+                        if r.text != f"echo: child-{n}-{i}":
+                            return False
+                    return True
+                code = 0 if asyncio.run(work()) else 1
+            except BaseException:  # noqa: BLE001
+                code = 2
+            os._exit(code)
+        children.append(pid)
+    for i in range(3):  # the parent goes on while the children run
+        assert asyncio.run(asyncio.wait_for(shared.run(f"parent-2-{i}"), 20)).text == f"echo: parent-2-{i}"
+    for pid in children:
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    assert asyncio.run(asyncio.wait_for(shared.run("parent-3"), 20)).text == "echo: parent-3"
 
 
 def test_wait_for_sync_and_async_and_dict_answers(mock: MockModel) -> None:

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::redact::Secrets;
+
 /// The stable classification of an [`Error`]. Names and codes are part of the public ABI.
 /// The enum is exhaustive on purpose: each binding maps it with an exhaustive `match`, so a new
 /// kind does not compile until every binding has decided what it means there.
@@ -125,6 +127,8 @@ pub struct Error {
     message: String,
     http: Option<HttpErrorDetail>,
     source: Option<HostError>,
+    /// A tool's failure that ends the run instead of becoming its error result.
+    aborts_run: bool,
 }
 
 /// Shorthand for results whose error is [`Error`].
@@ -133,7 +137,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An error of `kind` with `message`. The message must not contain secrets.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), http: None, source: None }
+        Error { kind, message: message.into(), http: None, source: None, aborts_run: false }
     }
 
     /// An [`ErrorKind::InvalidArgument`] error.
@@ -149,7 +153,21 @@ impl Error {
     /// An [`ErrorKind::Host`] error wrapping the host's own failure.
     pub fn host(source: HostError) -> Error {
         let message = source.to_string();
-        Error { kind: ErrorKind::Host, message, http: None, source: Some(source) }
+        Error { kind: ErrorKind::Host, message, http: None, source: Some(source), aborts_run: false }
+    }
+
+    /// A host failure raised inside a tool that must end the run rather than become the
+    /// tool's error result: the host language's "stop now" (Python's `KeyboardInterrupt` or
+    /// `SystemExit`, ...). The run ends with it, and the binding re-raises `source`.
+    pub fn aborting(source: HostError) -> Error {
+        let mut e = Error::host(source);
+        e.aborts_run = true;
+        e
+    }
+
+    /// Whether this failure ends the run even when a tool raised it (see [`Error::aborting`]).
+    pub fn aborts_run(&self) -> bool {
+        self.aborts_run
     }
 
     /// An error of `kind` that carries the host's own failure (for example a host transport's
@@ -157,7 +175,7 @@ impl Error {
     /// host's original object). The message is `source.to_string()`.
     pub fn with_host_source(kind: ErrorKind, source: HostError) -> Error {
         let message = source.to_string();
-        Error { kind, message, http: None, source: Some(source) }
+        Error { kind, message, http: None, source: Some(source), aborts_run: false }
     }
 
     /// An [`ErrorKind::Http`] error that a host transport raised itself for a provider answer
@@ -168,7 +186,7 @@ impl Error {
     /// a binding that re-raises `source` should put those redacted texts on it.
     pub fn http_from_host(detail: HttpErrorDetail, source: HostError) -> Error {
         let message = source.to_string();
-        Error { kind: ErrorKind::Http, message, http: Some(detail), source: Some(source) }
+        Error { kind: ErrorKind::Http, message, http: Some(detail), source: Some(source), aborts_run: false }
     }
 
     /// An [`ErrorKind::Http`] error for a provider answer with `status`.
@@ -178,21 +196,21 @@ impl Error {
         } else {
             format!("LLM {}: {}", detail.status, shown)
         };
-        Error { kind: ErrorKind::Http, message, http: Some(detail), source: None }
+        Error { kind: ErrorKind::Http, message, http: Some(detail), source: None, aborts_run: false }
     }
 
-    /// This error with every one of `secrets` replaced in its message and HTTP body, for an
-    /// error whose text came from a host (its own transport's message or body).
-    pub(crate) fn scrubbed(mut self, secrets: &[String]) -> Error {
-        use crate::client::replace_secrets;
-        self.message = replace_secrets(&self.message, secrets);
+    /// This error with every one of `secrets` replaced in its message and HTTP body. Every
+    /// error a run ends with passes through here: its text may come from a provider or a
+    /// host, which may echo a credential.
+    pub(crate) fn scrubbed(mut self, secrets: &Secrets) -> Error {
+        self.message = secrets.scrub(&self.message);
         if let Some(detail) = self.http.as_mut() {
             // As for the engine's own HTTP errors: gateways reflect credentials in these.
-            detail.body = if detail.status == 401 || detail.status == 403 {
-                String::new()
-            } else {
-                replace_secrets(&detail.body, secrets)
-            };
+            detail.body =
+                if detail.status == 401 || detail.status == 403 { String::new() } else { secrets.scrub(&detail.body) };
+            if let Some(ra) = detail.retry_after.as_mut() {
+                *ra = secrets.scrub(ra);
+            }
         }
         self
     }

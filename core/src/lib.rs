@@ -29,23 +29,28 @@ mod answer;
 mod client;
 mod error;
 mod hooks;
+mod redact;
 pub mod relay;
 pub mod scripted;
 mod tool;
 mod toolkit;
 mod transport;
 mod types;
+mod warning;
 
 pub use answer::{
     answer_declined, answer_output, answer_output_of, auth_required, new_request_id, pending, pending_of, suspend,
     PendingSpec, Reason, AUTH_REQUIRED_PROMPT,
 };
-pub use client::{Client, ClientOptions, RunInput, Style, DEFAULT_RETRYABLE_STATUSES, MAX_ERROR_BODY, REDACTED};
+pub use client::{
+    Client, ClientOptions, RunInput, Style, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES,
+};
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{
     AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, BodyTransform, ErrorInfo, HookFuture, HookName,
     HookSet, Hooks, JsonHooks, JsonHooksAdapter, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
 };
+pub use redact::{MAX_ERROR_BODY, REDACTED};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
 pub use toolkit::{Declarations, Toolkit, BUILTIN_TOOL_NAMES};
@@ -53,6 +58,8 @@ pub use transport::{Http1Transport, HttpRequest, HttpResponse, Transport};
 pub use types::{
     Answer, JsonObject, Request, RunResult, RunStatus, ToolCallRecord, ToolContext, ToolResult, Usage, LIMIT_MAX_TURNS,
 };
+
+pub use warning::{Parsed, Warning};
 
 /// The version of this crate.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -191,9 +191,10 @@ impl Tool {
 
     /// Runs this tool alone, as [`crate::Toolkit::execute`] would: a failure or a panic is an
     /// error result, and a relay tool answers with an error result (only a run can relay it).
-    pub async fn execute(&self, args: Value, ctx: ToolContext) -> ToolResult {
+    /// Only a failure that [aborts the run](crate::Error::aborting) is an error.
+    pub async fn execute(&self, args: Value, ctx: ToolContext) -> crate::Result<ToolResult> {
         let Some(handler) = &self.handler else {
-            return ToolResult::error(format!("relay tool {} is executed by the host, not the toolkit", self.name));
+            return Ok(ToolResult::error(format!("relay tool {} is executed by the host, not the toolkit", self.name)));
         };
         let args = if args.is_null() { json!({}) } else { args };
         crate::toolkit::run_handler(handler.clone(), &self.name, args, ctx).await

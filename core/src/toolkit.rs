@@ -102,11 +102,12 @@ impl Toolkit {
     }
 
     /// Runs the tool `name` with `args` (an object). An unknown tool, or a relay tool (which
-    /// only the loop can route to its host), is an error result naming it.
-    pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
+    /// only the loop can route to its host), is an error result naming it. Only a failure that
+    /// [aborts the run](Error::aborting) is an error.
+    pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         match self.get(name) {
             Some(tool) => tool.execute(args, ctx).await,
-            None => unknown_tool(name),
+            None => Ok(unknown_tool(name)),
         }
     }
 
@@ -150,18 +151,20 @@ impl Toolkit {
     }
 }
 
-/// Runs a handler; a failure or a panic becomes an error result, never a crash.
+/// Runs a handler; a failure or a panic becomes an error result, never a crash. Only a
+/// failure that [aborts the run](Error::aborting) comes back as an error.
 pub(crate) async fn run_handler(
     handler: Arc<dyn ToolHandler>,
     name: &str,
     args: Value,
     ctx: ToolContext,
-) -> ToolResult {
+) -> Result<ToolResult> {
     // The handler is called inside the guarded future so a synchronous panic is caught too.
     match AssertUnwindSafe(async move { handler.execute(args, ctx).await }).catch_unwind().await {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => ToolResult::error(e.message().to_string()),
-        Err(_) => ToolResult::error(format!("tool {name} panicked")),
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) if e.aborts_run() => Err(e),
+        Ok(Err(e)) => Ok(ToolResult::error(e.message().to_string())),
+        Err(_) => Ok(ToolResult::error(format!("tool {name} panicked"))),
     }
 }
 
@@ -226,9 +229,9 @@ mod tests {
     #[tokio::test]
     async fn execute_routes_and_names_unknown_tools() {
         let tk = Toolkit::new(vec![echo("e")]).unwrap();
-        let r = tk.execute("e", json!({"a":1}), ToolContext::default()).await;
+        let r = tk.execute("e", json!({"a":1}), ToolContext::default()).await.unwrap();
         assert_eq!(r, ToolResult::ok("{\"a\":1}"));
-        let r = tk.execute("nope", json!({}), ToolContext::default()).await;
+        let r = tk.execute("nope", json!({}), ToolContext::default()).await.unwrap();
         assert_eq!(r, ToolResult::error("Unknown tool: nope"));
     }
 }

@@ -171,3 +171,115 @@ async fn tls_to_a_plain_server_fails_cleanly() {
     let e = Http1Transport::new().post(r).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Network);
 }
+
+/// A server whose first connection answers once with `first` bytes, then (after `later_ms`)
+/// writes `later` and closes; every later connection answers each request with `ok(n)`.
+async fn first_connection_misbehaves(first: Vec<u8>, later: Option<(u64, Vec<u8>)>) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1/chat", listener.local_addr().unwrap());
+    let conns = Arc::new(AtomicUsize::new(0));
+    let c2 = conns.clone();
+    let first = Arc::new(first);
+    let later = Arc::new(later);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = listener.accept().await else { return };
+            let conn_no = c2.fetch_add(1, Ordering::SeqCst);
+            let (first, later) = (first.clone(), later.clone());
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                if conn_no == 0 {
+                    if read_request(&mut s, &mut buf).await.is_none() {
+                        return;
+                    }
+                    let _ = s.write_all(&first).await;
+                    if let Some((ms, bytes)) = later.as_ref() {
+                        tokio::time::sleep(Duration::from_millis(*ms)).await;
+                        let _ = s.write_all(bytes).await;
+                    }
+                    // Whatever comes next on this connection is answered as stale.
+                    while read_request(&mut s, &mut buf).await.is_some() {
+                        let _ = s.write_all(&ok("{\"stale\":true}")).await;
+                    }
+                    return;
+                }
+                let mut n = 0;
+                while read_request(&mut s, &mut buf).await.is_some() {
+                    let _ = s.write_all(&ok(&format!("{{\"fresh\":{n}}}"))).await;
+                    n += 1;
+                }
+            });
+        }
+    });
+    (url, conns)
+}
+
+#[tokio::test]
+async fn a_408_sent_on_an_idle_connection_is_not_the_next_response() {
+    // Node's own http server does this to idle keep-alive connections.
+    let timeout = b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n".to_vec();
+    let (url, conns) = first_connection_misbehaves(ok("{\"first\":true}"), Some((50, timeout))).await;
+    let t = Http1Transport::new();
+    assert_eq!(t.post(req(&url)).await.unwrap().body, "{\"first\":true}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = t.post(req(&url)).await.unwrap();
+    assert_eq!((r.status, &r.body[..]), (200, &b"{\"fresh\":0}"[..]));
+    assert_eq!(conns.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn bytes_after_a_complete_response_are_never_read_as_the_next() {
+    // The extra bytes arrive after the response was read, while the connection sits idle.
+    let (url, _) = first_connection_misbehaves(ok("{\"first\":true}"), Some((50, ok("{\"stale\":0}")))).await;
+    let t = Http1Transport::new();
+    assert_eq!(t.post(req(&url)).await.unwrap().body, "{\"first\":true}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for n in 0..2 {
+        assert_eq!(t.post(req(&url)).await.unwrap().body, format!("{{\"fresh\":{n}}}"));
+    }
+    // And in the same write as the response: the pool refuses the connection at once.
+    let mut both = ok("{\"first\":true}");
+    both.extend(ok("{\"stale\":0}"));
+    let (url, _) = first_connection_misbehaves(both, None).await;
+    let t = Http1Transport::new();
+    assert_eq!(t.post(req(&url)).await.unwrap().body, "{\"first\":true}");
+    assert_eq!(t.post(req(&url)).await.unwrap().body, "{\"fresh\":0}");
+}
+
+#[tokio::test]
+async fn sizes_from_the_network_cannot_overflow_the_body_cap() {
+    for head in [
+        // Wraps a usize sum in a release build: must be refused, not read.
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{\r\nffffffffffffffff\r\n",
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4000001\r\n",
+        "HTTP/1.1 200 OK\r\ncontent-length: 18446744073709551615\r\n\r\n",
+    ] {
+        let bytes = head.as_bytes().to_vec();
+        let (url, _) = server(move |_, _| bytes.clone(), 1).await;
+        let e = Http1Transport::new().post(req(&url)).await.unwrap_err();
+        // Refused on reading the size, not after reading to the end of the stream.
+        assert!(e.message().contains("too large"), "{head:?}: {e:?}");
+    }
+    let bytes = b"HTTP/1.1 200 OK\r\ncontent-length: 99999999999999999999999\r\n\r\n".to_vec();
+    let (url, _) = server(move |_, _| bytes.clone(), 1).await;
+    assert_eq!(Http1Transport::new().post(req(&url)).await.unwrap_err().kind(), ErrorKind::Protocol);
+}
+
+#[tokio::test]
+async fn an_endless_head_is_refused() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/x", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let Ok((mut s, _)) = listener.accept().await else { return };
+        let mut buf = Vec::new();
+        read_request(&mut s, &mut buf).await;
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\n").await;
+        loop {
+            if s.write_all(b"x-filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n").await.is_err() {
+                return;
+            }
+        }
+    });
+    let e = Http1Transport::new().post(req(&url)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e:?}");
+}

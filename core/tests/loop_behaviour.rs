@@ -472,6 +472,52 @@ async fn error_text_never_carries_secrets() {
 }
 
 #[tokio::test]
+async fn an_error_object_in_a_2xx_reply_is_scrubbed_like_any_error() {
+    // A gateway that answers 200 with an error object echoing what it was sent.
+    let mock = Mock::start().await;
+    let echoed = "invalid key sk-secret-123456 for team blue via Bearer t0k";
+    mock.script(vec![MockReply::json(json!({"error": {"message": echoed}}))]);
+    let c = mock_client(&mock, |o| {
+        o.api_key = Some("sk-secret-123456".into());
+        o.headers = vec![("X-Team".into(), "blue".into()), ("X-Auth".into(), "Bearer t0k".into())];
+    });
+    let e = c.run("hi", None).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol);
+    let shown = format!("{e} {e:?}");
+    for secret in ["sk-secret-123456", "blue", "t0k"] {
+        assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+    }
+    assert!(e.message().contains("provider returned an error object: invalid key «redacted»"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_retry_after_past_the_cap_surfaces_at_once_with_its_value() {
+    let mock = Mock::start().await;
+    let busy = |ra: &str| MockReply {
+        status: 429,
+        headers: vec![("retry-after".into(), ra.into())],
+        body: json!({"error": "slow down"}),
+        delay: Duration::ZERO,
+    };
+    mock.script(vec![busy("2147483647")]);
+    let c = mock_client(&mock, |_| {});
+    let started = std::time::Instant::now();
+    let e = tokio::time::timeout(Duration::from_secs(10), c.run("hi", None)).await.expect("run parked").unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let d = e.http_detail().unwrap();
+    assert_eq!((e.kind(), d.status, d.retry_after.as_deref()), (ErrorKind::Http, 429, Some("2147483647")));
+    assert_eq!(mock.seen().len(), 1);
+
+    // Under the cap it is honoured, as before.
+    mock.script(vec![
+        busy("0"),
+        MockReply::json(json!({"choices": [{"message": {"role": "assistant", "content": "ok"}}]})),
+    ]);
+    let c = mock_client(&mock, |o| o.max_retry_after_ms = 0);
+    assert_eq!(c.run("hi", None).await.unwrap().text, "ok");
+}
+
+#[tokio::test]
 async fn request_params_are_merged_and_win() {
     let (mut o, t) = scripted_client(Style::Anthropic, vec![ScriptedReply::anthropic_text("hi")]);
     o.request_params = json!({"max_tokens": 100, "temperature": 0.5}).as_object().cloned();

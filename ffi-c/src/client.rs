@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use engine::{Answer, CancellationToken, Client, ClientOptions, Error, Request, RunInput, RunResult, Style, Toolkit};
+use engine::{Answer, CancellationToken, Client, ClientOptions, Error, Request, RunInput, RunResult, Toolkit};
 use serde_json::{Map, Value};
 
 use crate::guard::{c_arg, call, in_json, quietly, write_out, Result};
@@ -52,85 +52,10 @@ pub type tn_done_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, status
 
 pub(crate) struct ClientHandle {
     client: Client,
+    /// What reading the options warned about, as a JSON array.
+    warnings: String,
     /// Keeps the host's user_data alive (and its finalizer pending) while the client lives.
     _data: Option<Arc<HostData>>,
-}
-
-fn options(v: &Value) -> Result<ClientOptions> {
-    const KNOWN: [&str; 13] = [
-        "base_url",
-        "style",
-        "model",
-        "api_key",
-        "headers",
-        "system_prompt",
-        "max_turns",
-        "retries",
-        "retry_base_ms",
-        "retryable_statuses",
-        "timeout_ms",
-        "max_tokens",
-        "request_params",
-    ];
-    let o = v.as_object().ok_or_else(|| Error::invalid("options_json must be a JSON object"))?;
-    if let Some(k) = o.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(Error::invalid(format!("unknown client option {k:?} (known: {})", KNOWN.join(", "))));
-    }
-    let s = |k: &str| -> Result<Option<String>> {
-        match o.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(v)) => Ok(Some(v.clone())),
-            Some(_) => Err(Error::invalid(format!("option {k:?} must be a string"))),
-        }
-    };
-    let n = |k: &str| -> Result<Option<u64>> {
-        match o.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| Error::invalid(format!("option {k:?} must be a non-negative integer"))),
-        }
-    };
-    let req = |k: &str| s(k)?.ok_or_else(|| Error::invalid(format!("option {k:?} is required")));
-    let mut opts = ClientOptions::new(req("base_url")?, Style::parse(&req("style")?)?, req("model")?);
-    opts.api_key = s("api_key")?;
-    opts.system_prompt = s("system_prompt")?;
-    if let Some(h) = o.get("headers").filter(|h| !h.is_null()) {
-        let h = h.as_object().ok_or_else(|| Error::invalid("option \"headers\" must be an object"))?;
-        opts.headers = h
-            .iter()
-            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-            .collect::<Option<_>>()
-            .ok_or_else(|| Error::invalid("option \"headers\" must map names to strings"))?;
-    }
-    let small = |k: &str, v: u64| u32::try_from(v).map_err(|_| Error::invalid(format!("option {k:?} is too large")));
-    if let Some(v) = n("max_turns")? {
-        opts.max_turns = small("max_turns", v)?;
-    }
-    if let Some(v) = n("retries")? {
-        opts.retries = small("retries", v)?;
-    }
-    if let Some(v) = n("retry_base_ms")? {
-        opts.retry_base_ms = v;
-    }
-    if let Some(v) = n("max_tokens")? {
-        opts.max_tokens = small("max_tokens", v)?;
-    }
-    opts.timeout_ms = n("timeout_ms")?;
-    if let Some(arr) = o.get("retryable_statuses").filter(|a| !a.is_null()) {
-        let arr = arr.as_array().ok_or_else(|| Error::invalid("option \"retryable_statuses\" must be an array"))?;
-        opts.retryable_statuses = arr
-            .iter()
-            .map(|s| s.as_u64().and_then(|s| u16::try_from(s).ok()))
-            .collect::<Option<_>>()
-            .ok_or_else(|| Error::invalid("option \"retryable_statuses\" must hold HTTP statuses"))?;
-    }
-    if let Some(p) = o.get("request_params").filter(|p| !p.is_null()) {
-        opts.request_params =
-            Some(p.as_object().cloned().ok_or_else(|| Error::invalid("option \"request_params\" must be an object"))?);
-    }
-    Ok(opts)
 }
 
 fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
@@ -150,8 +75,11 @@ fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
 
 /// Makes a client from `options_json`: `{"base_url", "style" ("openai" | "anthropic"),
 /// "model", "api_key"?, "headers"? {name: value}, "system_prompt"?, "max_turns"? (10),
-/// "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "timeout_ms"?,
-/// "max_tokens"? (4096), "request_params"? {}}`. An unknown key is an error. `callbacks` may
+/// "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "max_retry_after_ms"?
+/// (60000), "timeout_ms"?, "max_tokens"? (4096), "request_params"? {}}`. An unknown key or a
+/// value of the wrong type is `TN_ERR_INVALID_ARGUMENT` naming the option; a `request_params`
+/// key the engine owns (`messages`, `tools`, `stream`) is dropped with a warning (see
+/// `tn_client_warnings`). `callbacks` may
 /// be NULL; the struct is copied. The library owns `callbacks->user_data` from this call on:
 /// `free_user_data` runs once when the client is freed and no run uses it any more, and also
 /// when this call fails, so the caller never frees it itself.
@@ -173,16 +101,40 @@ pub unsafe extern "C" fn tn_client_new(
         if out.is_null() {
             return Err(Error::invalid("out is NULL"));
         }
-        let mut opts = options(&in_json(options_json, "options_json")?)?;
+        let parsed = ClientOptions::from_json(&in_json(options_json, "options_json")?)?;
+        let warnings = Value::Array(
+            parsed.warnings.iter().map(|w| serde_json::json!({"code": w.code, "message": w.message})).collect(),
+        )
+        .to_string();
+        let mut opts = parsed.value;
         if let (Some(cb), Some(data)) = (cb, &data) {
             attach(&mut opts, cb, data);
         }
         let client = Client::new(opts)?;
-        let handle = ClientHandle { client, _data: data };
+        let handle = ClientHandle { client, warnings, _data: data };
         let handle = handles::register(Object::Client(Arc::new(handle)))?;
         // SAFETY: checked non-NULL above.
         unsafe { *out = handle };
         Ok(())
+    })
+}
+
+/// Writes to `*warnings_out` what making `client` warned about, as a JSON array of
+/// `{"code", "message"}` (`[]` when nothing): an option accepted but not implemented yet
+/// (`unimplemented_option`), a `request_params` key the engine owns, dropped
+/// (`ignored_request_param`). The library never prints them; a host shows them its own way.
+///
+/// # Safety
+/// `client` is a pointer this library returned; `warnings_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_client_warnings(
+    client: *const tn_client,
+    warnings_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let c = handles::client(client)?;
+        write_out(warnings_out, "warnings_out", c.warnings.clone())
     })
 }
 

@@ -4,7 +4,7 @@
 //! elsewhere and completed later.
 #![allow(non_camel_case_types)]
 
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::guard::{c_arg, Result};
 use crate::runtime::{host_call, Completion};
-use crate::status::{kind_of, TN_OK};
+use crate::status::{kind_of, TN_ERR_HOST, TN_OK};
 
 /// Runs a tool: `call_json` is `{"name", "args", "call_id", "answer"?, "timeout_ms"?}`.
 /// Complete with a ToolResult JSON `{"output", "is_error", "metadata"?}`, or with an error
@@ -115,6 +115,28 @@ fn payload_json(c: Completion, what: &str) -> Result<Value> {
     }
     let text = c.payload.unwrap_or_else(|| "null".into());
     serde_json::from_str(&text).map_err(|e| Error::host(format!("{what} completed with invalid JSON: {e}").into()))
+}
+
+/// What a completion `tn_complete` refused (its text is not UTF-8) delivers instead: the host
+/// believes it has answered, so the call must end rather than wait forever on the token. An
+/// error status keeps its kind (a transport's network error stays retryable) and its message,
+/// decoded lossily; a result the engine cannot read becomes the host's failure, saying why.
+///
+/// # Safety
+/// `text` is a non-NULL, NUL-terminated string.
+pub(crate) unsafe fn refused_completion(
+    status: i32,
+    text: *const c_char,
+    refusal: &Error,
+    host_ref: Option<u64>,
+) -> Completion {
+    if status == TN_OK {
+        let message = format!("the host's completion was refused: {}", refusal.message());
+        return Completion { status: TN_ERR_HOST, payload: Some(message), host_ref };
+    }
+    // SAFETY: non-NULL and NUL-terminated, as the caller guarantees.
+    let message = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+    Completion { status, payload: Some(message), host_ref }
 }
 
 /// A failure a host callback reported, with the host's own reference to it, if it gave one.

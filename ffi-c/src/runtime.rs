@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use engine::{Error, ErrorKind};
 use tokio::runtime::Runtime;
@@ -12,18 +12,33 @@ use tokio::sync::oneshot;
 
 use crate::guard::Result;
 
+/// The runtime of this process. In a forked child the parent's runtime threads do not exist,
+/// so the child builds its own on first use; the inherited one is leaked, never dropped
+/// (dropping would wait for those threads, and would deregister the parent's sockets from
+/// the epoll set both processes share).
 fn runtime() -> Result<&'static Runtime> {
-    static RT: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
-    let rt = RT.get_or_init(|| {
-        let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2);
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .thread_name("toolnexus")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    });
-    rt.as_ref().map_err(|e| Error::new(ErrorKind::Internal, format!("cannot start the runtime: {e}")))
+    static RT: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+    // The runtimes inherited from a parent: kept reachable, so leak checkers see them as
+    // held on purpose.
+    static INHERITED: Mutex<Vec<&'static Runtime>> = Mutex::new(Vec::new());
+    let pid = std::process::id();
+    let mut g = RT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((owner, rt)) = *g {
+        if owner == pid {
+            return Ok(rt);
+        }
+        INHERITED.lock().unwrap_or_else(|p| p.into_inner()).push(rt);
+    }
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("toolnexus")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot start the runtime: {e}")))?;
+    let rt: &'static Runtime = Box::leak(Box::new(rt));
+    *g = Some((pid, rt));
+    Ok(rt)
 }
 
 /// Refuses a blocking call made on one of the library's own threads (inside a callback):

@@ -132,7 +132,7 @@ pub unsafe extern "C" fn tn_toolkit_execute(
         if !args.is_object() {
             return Err(Error::invalid("args_json must be a JSON object"));
         }
-        let result = block_on(async move { Ok(tk.execute(&name, args, ToolContext::default()).await) })?;
+        let result = block_on(async move { tk.execute(&name, args, ToolContext::default()).await })?;
         write_out(result_out, "result_out", serde_json::to_string(&result).unwrap_or_default())
     })
 }
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn tn_toolkit_execute_call(
         let call_id = call.get("call_id").and_then(Value::as_str).unwrap_or("").to_string();
         let timeout = call.get("timeout_ms").and_then(Value::as_u64).map(std::time::Duration::from_millis);
         let ctx = ToolContext { answer, call_id, timeout, ..ToolContext::default() };
-        let result = block_on(async move { Ok(tk.execute(&name, args, ctx).await) })?;
+        let result = block_on(async move { tk.execute(&name, args, ctx).await })?;
         write_out(result_out, "result_out", serde_json::to_string(&result).unwrap_or_default())
     })
 }

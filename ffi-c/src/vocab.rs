@@ -7,12 +7,22 @@ use engine::{answer_declined, answer_output, auth_required, pending, Answer, Err
 use serde_json::Value;
 
 use crate::guard::{call, in_json, in_opt_str, in_str, write_out};
+use crate::host::refused_completion;
 use crate::runtime::{complete, Completion};
+use crate::status::TN_ERR_HOST;
 
 /// Answers a callback: `token` is the one the callback received; `status` is `TN_OK` with the
 /// JSON the callback documents as `payload`, or an error status with a message (may be NULL).
 /// The payload is copied. Callable from any thread, inside the callback or later. A token that
 /// is unknown, already completed, or whose run has ended is `TN_ERR_INVALID_ARGUMENT`.
+///
+/// A payload that is not UTF-8 is refused (`TN_ERR_INVALID_ARGUMENT`), but the completion
+/// still counts: the token is used up (completing it again is `TN_ERR_INVALID_ARGUMENT`, as
+/// for any used token) and the call ends as a failing callback does, so the run never waits
+/// on it. An error status keeps its kind, its message decoded lossily (each invalid byte
+/// becomes U+FFFD); `TN_OK` becomes `TN_ERR_HOST` with a message saying the payload was
+/// refused. A failing tool is an error result the model sees; a failing `wait_for` ends the
+/// run.
 ///
 /// # Safety
 /// `payload` is NULL or a NUL-terminated string.
@@ -23,9 +33,14 @@ pub unsafe extern "C" fn tn_complete(
     payload: *const c_char,
     error_out: *mut *mut c_char,
 ) -> i32 {
-    call(error_out, || {
-        let payload = in_opt_str(payload, "payload")?.map(str::to_string);
-        complete(token, Completion { status, payload, host_ref: None })
+    call(error_out, || match in_opt_str(payload, "payload") {
+        Ok(payload) => complete(token, Completion { status, payload: payload.map(str::to_string), host_ref: None }),
+        Err(refused) => {
+            // SAFETY: `payload` is non-NULL (a NULL one is never refused) and NUL-terminated.
+            let completion = unsafe { refused_completion(status, payload, &refused, None) };
+            complete(token, completion)?;
+            Err(refused)
+        }
     })
 }
 
@@ -33,6 +48,8 @@ pub unsafe extern "C" fn tn_complete(
 /// `TN_ERR_HOST` and `message`, plus `host_ref`, a number the host chooses (for example a key
 /// into its own table of exception objects). When the failure ends the run, the run's error
 /// JSON carries `"host_ref"`, so the binding can re-raise its own exception object unchanged.
+/// A `message` that is not UTF-8 is refused as in `tn_complete`: the token is used up and the
+/// call still fails, with the message decoded lossily and `host_ref` kept.
 ///
 /// # Safety
 /// `message` is NULL or a NUL-terminated string.
@@ -43,12 +60,17 @@ pub unsafe extern "C" fn tn_complete_host_error(
     host_ref: u64,
     error_out: *mut *mut c_char,
 ) -> i32 {
-    call(error_out, || {
-        let message = in_opt_str(message, "message")?.unwrap_or("host error").to_string();
-        complete(
-            token,
-            Completion { status: crate::status::TN_ERR_HOST, payload: Some(message), host_ref: Some(host_ref) },
-        )
+    call(error_out, || match in_opt_str(message, "message") {
+        Ok(text) => {
+            let payload = Some(text.unwrap_or("host error").to_string());
+            complete(token, Completion { status: TN_ERR_HOST, payload, host_ref: Some(host_ref) })
+        }
+        Err(refused) => {
+            // SAFETY: `message` is non-NULL (a NULL one is never refused) and NUL-terminated.
+            let completion = unsafe { refused_completion(TN_ERR_HOST, message, &refused, Some(host_ref)) };
+            complete(token, completion)?;
+            Err(refused)
+        }
     })
 }
 

@@ -1,6 +1,9 @@
 /* The C ABI end to end, with C tools and a C scripted model: an inline suspension, a durable
- * halt and its resume, a relay call, an async run, cancellation, and bad input of every kind.
- * Run under valgrind by `make c-tests`: it must leave no definite or indirect leaks. */
+ * halt and its resume, a relay call, an async run, cancellation, completions refused for their
+ * text, and bad input of every kind. Run under valgrind and under ASan/UBSan by
+ * `make c-tests`: it must leave no definite or indirect leaks. */
+#include <sys/wait.h>
+
 #include "support.h"
 
 #define CALLS(...) "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[" __VA_ARGS__ "]}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}"
@@ -12,6 +15,7 @@ static const char *TOOLS =
     " {\"name\":\"add\",\"description\":\"Add.\",\"input_schema\":{\"type\":\"object\"}},"
     " {\"name\":\"nested\",\"description\":\"Calls back in.\",\"input_schema\":{\"type\":\"object\"}},"
     " {\"name\":\"twice\",\"description\":\"Answers twice.\",\"input_schema\":{\"type\":\"object\"}},"
+    " {\"name\":\"latin1\",\"description\":\"Answers in Latin-1.\",\"input_schema\":{\"type\":\"object\"}},"
     " {\"name\":\"refund\",\"description\":\"Refund.\",\"relay\":true}]";
 
 typedef struct {
@@ -20,6 +24,10 @@ typedef struct {
   int nested_status; /* what a blocking call made inside a callback returned */
   int second_status;  /* what completing a token a second time returned */
   char *second_error;
+  /* latin1's refused completions, by mode: 0 an error message, 1 a result, 2 a host error */
+  int refused_status[3];
+  char *refused_error[3];
+  uint64_t refused_token[3];
   tn_client *client;
 } host_t;
 
@@ -32,14 +40,14 @@ static void host_free(void *user_data) {
 
 static void tool(void *user_data, const char *call_json, uint64_t token) {
   host_t *h = user_data;
-  cJSON *call = cJSON_Parse(call_json);
+  tj *call = tj_parse(call_json);
   const char *name = jstr(call, "name");
-  cJSON *args = cJSON_GetObjectItemCaseSensitive(call, "args");
+  tj *args = tj_get(call, "args");
   if (strcmp(name, "deploy") == 0) {
     pthread_mutex_lock(&h->lock);
     h->deploy_calls++;
     pthread_mutex_unlock(&h->lock);
-    if (cJSON_GetObjectItemCaseSensitive(call, "answer") != NULL) {
+    if (tj_get(call, "answer") != NULL) {
       tn_complete(token, TN_OK, "{\"output\":\"deployed\",\"is_error\":false}", NULL);
     } else {
       char *pending = NULL;
@@ -51,8 +59,8 @@ static void tool(void *user_data, const char *call_json, uint64_t token) {
     pthread_mutex_lock(&h->lock);
     h->add_calls++;
     pthread_mutex_unlock(&h->lock);
-    double a = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "a"));
-    double b = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "b"));
+    double a = tj_num(tj_get(args, "a"));
+    double b = tj_num(tj_get(args, "b"));
     char out[128];
     snprintf(out, sizeof out, "{\"output\":\"%g\",\"is_error\":false}", a + b);
     complete_later(token, TN_OK, out, 20); /* answered later, from another thread */
@@ -65,20 +73,30 @@ static void tool(void *user_data, const char *call_json, uint64_t token) {
   } else if (strcmp(name, "twice") == 0) {
     tn_complete(token, TN_OK, "{\"output\":\"first\",\"is_error\":false}", NULL);
     h->second_status = tn_complete(token, TN_OK, "{\"output\":\"second\",\"is_error\":false}", &h->second_error);
+  } else if (strcmp(name, "latin1") == 0) {
+    /* Text straight from a host in a Latin-1 locale (strerror() in French): not UTF-8. */
+    double m = tj_num(tj_get(args, "mode"));
+    int mode = m == 1 ? 1 : m == 2 ? 2 : 0;
+    char **err = &h->refused_error[mode];
+    h->refused_token[mode] = token;
+    h->refused_status[mode] =
+        mode == 0   ? tn_complete(token, TN_ERR_HOST, "Permission non accord\xe9" "e", err)
+        : mode == 1 ? tn_complete(token, TN_OK, "{\"output\":\"caf\xe9\",\"is_error\":false}", err)
+                    : tn_complete_host_error(token, "Acc\xe8s refus\xe9", 7, err);
   } else {
     tn_complete(token, TN_ERR_HOST, "no such tool", NULL);
   }
-  cJSON_Delete(call);
+  tj_free(call);
 }
 
 static void approve(void *user_data, const char *request_json, uint64_t token) {
   (void)user_data;
-  cJSON *req = cJSON_Parse(request_json);
+  tj *req = tj_parse(request_json);
   char *answer = NULL;
   tn_answer_output(jstr(req, "id"), "yes", &answer, NULL);
   tn_complete(token, TN_OK, answer, NULL);
   tn_string_free(answer);
-  cJSON_Delete(req);
+  tj_free(req);
 }
 
 static tn_client *make_client(script_t *s, tn_wait_for_fn wait_for) {
@@ -95,10 +113,10 @@ static tn_client *make_client(script_t *s, tn_wait_for_fn wait_for) {
   return c;
 }
 
-static cJSON *run(tn_client *c, tn_toolkit *tk, const char *input, int *status) {
+static tj *run(tn_client *c, tn_toolkit *tk, const char *input, int *status) {
   char *result = NULL, *err = NULL;
   *status = tn_client_run(c, tk, input, NULL, &result, &err);
-  cJSON *r = cJSON_Parse(*status == TN_OK ? result : err);
+  tj *r = tj_parse(*status == TN_OK ? result : err);
   tn_string_free(result);
   tn_string_free(err);
   return r;
@@ -106,11 +124,11 @@ static cJSON *run(tn_client *c, tn_toolkit *tk, const char *input, int *status) 
 
 /* Whether the error JSON in *err has a message containing `needle`; frees it either way. */
 static int expect_message(char **err, const char *needle) {
-  cJSON *e = *err ? cJSON_Parse(*err) : NULL;
+  tj *e = *err ? tj_parse(*err) : NULL;
   const char *message = e ? jstr(e, "message") : NULL;
   int found = message != NULL && strstr(message, needle) != NULL;
   if (!found) fprintf(stderr, "  expected a message containing \"%s\", got %s\n", needle, *err ? *err : "(none)");
-  cJSON_Delete(e);
+  tj_free(e);
   tn_string_free(*err);
   *err = NULL;
   return found;
@@ -124,14 +142,14 @@ static void test_inline_suspension(tn_toolkit *tk, host_t *h) {
   tn_client *c = make_client(&s, approve);
   h->deploy_calls = h->add_calls = 0;
   int st;
-  cJSON *r = run(c, tk, "{\"prompt\":\"deploy and add\"}", &st);
+  tj *r = run(c, tk, "{\"prompt\":\"deploy and add\"}", &st);
   CHECK(st == TN_OK, "inline run status %d", st);
   CHECK(strcmp(jstr(r, "status"), "done") == 0, "inline status %s", jstr(r, "status"));
-  cJSON *calls = cJSON_GetObjectItemCaseSensitive(r, "tool_calls");
-  CHECK(strcmp(jstr(cJSON_GetArrayItem(calls, 0), "output"), "deployed") == 0, "deploy re-ran with the answer");
-  CHECK(strcmp(jstr(cJSON_GetArrayItem(calls, 1), "output"), "5") == 0, "add completed later");
+  tj *calls = tj_get(r, "tool_calls");
+  CHECK(strcmp(jstr(tj_at(calls, 0), "output"), "deployed") == 0, "deploy re-ran with the answer");
+  CHECK(strcmp(jstr(tj_at(calls, 1), "output"), "5") == 0, "add completed later");
   CHECK(h->deploy_calls == 2 && h->add_calls == 1, "calls %d %d", h->deploy_calls, h->add_calls);
-  cJSON_Delete(r);
+  tj_free(r);
   tn_client_free(c);
   script_done(&s);
 }
@@ -142,12 +160,12 @@ static void test_durable_halt_and_resume(tn_toolkit *tk) {
   script_init(&s, replies, 2);
   tn_client *c = make_client(&s, NULL);
   int st;
-  cJSON *r = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
+  tj *r = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
   CHECK(st == TN_OK && strcmp(jstr(r, "status"), "pending") == 0, "halt: %d %s", st, jstr(r, "status"));
-  cJSON *pending = cJSON_GetObjectItemCaseSensitive(r, "pending");
+  tj *pending = tj_get(r, "pending");
   CHECK(strcmp(jstr(pending, "id"), "pnd-deploy") == 0, "pending id");
-  char *history = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "messages"));
-  char *pending_json = cJSON_PrintUnformatted(pending);
+  char *history = tj_print(tj_get(r, "messages"));
+  char *pending_json = tj_print(pending);
   char *answer = NULL, *result = NULL, *err = NULL;
   tn_answer_output("wrong-id", "yes", &answer, NULL);
   st = tn_client_run_with_answer(c, tk, history, pending_json, answer, NULL, &result, &err);
@@ -157,16 +175,16 @@ static void test_durable_halt_and_resume(tn_toolkit *tk) {
   err = NULL;
   tn_answer_output("pnd-deploy", "yes", &answer, NULL);
   st = tn_client_run_with_answer(c, tk, history, pending_json, answer, NULL, &result, &err);
-  cJSON *done = cJSON_Parse(result);
+  tj *done = tj_parse(result);
   CHECK(st == TN_OK && strcmp(jstr(done, "status"), "done") == 0, "resume: %d %s", st, err ? err : "");
   CHECK(strcmp(jstr(done, "text"), "deployed it") == 0, "resume text");
-  cJSON_Delete(done);
+  tj_free(done);
   tn_string_free(result);
   tn_string_free(answer);
   tn_string_free(err);
   free(history);
   free(pending_json);
-  cJSON_Delete(r);
+  tj_free(r);
   tn_client_free(c);
   script_done(&s);
 }
@@ -177,31 +195,31 @@ static void test_relay(tn_toolkit *tk) {
   script_init(&s, replies, 2);
   tn_client *c = make_client(&s, NULL);
   int st;
-  cJSON *r = run(c, tk, "{\"prompt\":\"refund\"}", &st);
-  cJSON *pending = cJSON_GetObjectItemCaseSensitive(r, "pending");
+  tj *r = run(c, tk, "{\"prompt\":\"refund\"}", &st);
+  tj *pending = tj_get(r, "pending");
   CHECK(st == TN_OK && strcmp(jstr(pending, "kind"), "tool_call") == 0, "relay halts with a tool_call request");
-  cJSON *call0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pending, "data"), "calls"), 0);
+  tj *call0 = tj_at(tj_get(tj_get(pending, "data"), "calls"), 0);
   CHECK(strcmp(jstr(call0, "id"), "c9") == 0 && strcmp(jstr(call0, "arguments"), "{\"amount\":20}") == 0, "relay call data");
   char *answer = NULL, *result = NULL;
   int ast = tn_relay_answer(jstr(pending, "id"), "[{\"id\":\"c9\",\"output\":\"refunded 20\",\"isError\":false}]", &answer, NULL);
   CHECK(ast == TN_OK, "tn_relay_answer");
-  cJSON *input = cJSON_CreateObject();
-  cJSON_AddItemToObject(input, "history", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(r, "messages"), 1));
-  cJSON_AddItemToObject(input, "pending", cJSON_Duplicate(pending, 1));
-  cJSON_AddItemToObject(input, "answer", cJSON_Parse(answer));
-  char *input_json = cJSON_PrintUnformatted(input);
-  cJSON *done = run(c, tk, input_json, &st);
+  tj *input = tj_object();
+  tj_add(input, "history", tj_copy(tj_get(r, "messages")));
+  tj_add(input, "pending", tj_copy(pending));
+  tj_add(input, "answer", tj_parse(answer));
+  char *input_json = tj_print(input);
+  tj *done = run(c, tk, input_json, &st);
   CHECK(st == TN_OK && strcmp(jstr(done, "status"), "done") == 0, "relay resume via tn_client_run");
-  cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(done, "tool_calls"), 0);
+  tj *rec = tj_at(tj_get(done, "tool_calls"), 0);
   CHECK(strcmp(jstr(rec, "output"), "refunded 20") == 0, "relay output reached the model");
-  cJSON *sent = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s.last_request, "messages"), 2);
+  tj *sent = tj_at(tj_get(s.last_request, "messages"), 2);
   CHECK(strcmp(jstr(sent, "content"), "refunded 20") == 0, "the tool message carries the host's output");
-  cJSON_Delete(done);
+  tj_free(done);
   free(input_json);
-  cJSON_Delete(input);
+  tj_free(input);
   tn_string_free(answer);
   tn_string_free(result);
-  cJSON_Delete(r);
+  tj_free(r);
   tn_client_free(c);
   script_done(&s);
 }
@@ -238,11 +256,11 @@ static void test_async_run(tn_toolkit *tk) {
   int st = tn_client_run_async(c, tk, "{\"prompt\":\"1+1\"}", NULL, on_done, &w, NULL);
   CHECK(st == TN_OK, "async start");
   wait_done(&w);
-  cJSON *r = cJSON_Parse(w.json);
+  tj *r = tj_parse(w.json);
   CHECK(w.status == TN_OK && strcmp(jstr(r, "text"), "two") == 0, "async result %d", w.status);
   usleep(50 * 1000);
   CHECK(w.fired == 1, "done fired once (%d)", w.fired);
-  cJSON_Delete(r);
+  tj_free(r);
   free(w.json);
   tn_client_free(c);
   script_done(&s);
@@ -259,11 +277,11 @@ static void test_max_turns_zero(void) {
   tn_client_new("{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\",\"max_turns\":0}",
                 &cb, &c, NULL);
   int st;
-  cJSON *r = run(c, NULL, "{\"prompt\":\"hi\"}", &st);
+  tj *r = run(c, NULL, "{\"prompt\":\"hi\"}", &st);
   CHECK(st == TN_OK && strcmp(jstr(r, "status"), "incomplete") == 0 && strcmp(jstr(r, "limit"), "maxTurns") == 0 &&
             s.requests == 0,
         "max_turns 0 ends incomplete without a request");
-  cJSON_Delete(r);
+  tj_free(r);
   tn_client_free(c);
   script_done(&s);
 }
@@ -317,10 +335,10 @@ static void test_async_resume(tn_toolkit *tk) {
   script_init(&s, replies, 2);
   tn_client *c = make_client(&s, NULL);
   int st;
-  cJSON *r = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
+  tj *r = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
   CHECK(st == TN_OK && strcmp(jstr(r, "status"), "pending") == 0, "async resume: halted first");
-  char *history = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "messages"));
-  char *pending = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "pending"));
+  char *history = tj_print(tj_get(r, "messages"));
+  char *pending = tj_print(tj_get(r, "pending"));
   const char *answers[] = {"wrong-id", "pnd-deploy"};
   int statuses[2];
   char *texts[2];
@@ -332,9 +350,9 @@ static void test_async_resume(tn_toolkit *tk) {
           "async resume %d starts", i);
     wait_done(&w);
     statuses[i] = w.status;
-    cJSON *out = cJSON_Parse(w.json);
+    tj *out = tj_parse(w.json);
     texts[i] = strdup(jstr(out, i == 0 ? "kind" : "text"));
-    cJSON_Delete(out);
+    tj_free(out);
     free(w.json);
     tn_string_free(answer);
   }
@@ -353,7 +371,7 @@ static void test_async_resume(tn_toolkit *tk) {
   free(texts[1]);
   free(history);
   free(pending);
-  cJSON_Delete(r);
+  tj_free(r);
   tn_client_free(c);
   script_done(&s);
 }
@@ -385,9 +403,9 @@ static void test_cancel_and_late_completion(void) {
   int st = tn_client_run(c, NULL, "{\"prompt\":\"hi\"}", cancel, &result, &err);
   pthread_join(t, NULL);
   CHECK(st == TN_ERR_CANCELLED && result == NULL, "cancelled run: %d", st);
-  cJSON *e = cJSON_Parse(err);
+  tj *e = tj_parse(err);
   CHECK(e != NULL && strcmp(jstr(e, "kind"), "cancelled") == 0, "error JSON names the kind");
-  cJSON_Delete(e);
+  tj_free(e);
   tn_string_free(err);
   CHECK(tn_complete(g_held_token, TN_OK, "{}", NULL) == TN_ERR_INVALID_ARGUMENT, "a late completion is refused");
   tn_cancel_free(cancel);
@@ -467,12 +485,11 @@ static void test_bad_input(tn_toolkit *tk, host_t *h) {
   script_init(&s, replies, 2);
   h->client = make_client(&s, NULL);
   int st;
-  cJSON *r = run(h->client, tk, "{\"prompt\":\"nest\"}", &st);
+  tj *r = run(h->client, tk, "{\"prompt\":\"nest\"}", &st);
   CHECK(st == TN_OK && h->nested_status == TN_ERR_REENTRANT, "reentrant call: %d", h->nested_status);
-  CHECK(strcmp(jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "tool_calls"), 0), "output"),
-               "nested runs are refused") == 0,
+  CHECK(strcmp(jstr(tj_at(tj_get(r, "tool_calls"), 0), "output"), "nested runs are refused") == 0,
         "a failing tool is an error result with its message");
-  cJSON_Delete(r);
+  tj_free(r);
   tn_client_free(h->client);
   script_done(&s);
 
@@ -481,12 +498,53 @@ static void test_bad_input(tn_toolkit *tk, host_t *h) {
   script_init(&s, twice_replies, 2);
   c = make_client(&s, NULL);
   r = run(c, tk, "{\"prompt\":\"twice\"}", &st);
-  CHECK(st == TN_OK && strcmp(jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "tool_calls"), 0), "output"),
-                              "first") == 0,
+  CHECK(st == TN_OK && strcmp(jstr(tj_at(tj_get(r, "tool_calls"), 0), "output"), "first") == 0,
         "the first completion counts");
   CHECK(h->second_status == TN_ERR_INVALID_ARGUMENT && expect_message(&h->second_error, "token"),
         "a token used twice: %d", h->second_status);
-  cJSON_Delete(r);
+  tj_free(r);
+  tn_client_free(c);
+  script_done(&s);
+}
+
+/* A completion refused for its text still ends the call: the run goes on, never waits. */
+static void test_refused_completion(tn_toolkit *tk, host_t *h) {
+  const char *replies[] = {CALLS(CALL("c1", "latin1", "{\\\"mode\\\":0}") "," CALL("c2", "latin1", "{\\\"mode\\\":1}") ","
+                                 CALL("c3", "latin1", "{\\\"mode\\\":2}")),
+                           TEXT("ok")};
+  script_t s;
+  script_init(&s, replies, 2);
+  tn_callbacks cb = {0};
+  cb.user_data = &s;
+  cb.transport = script_transport;
+  tn_client *c = NULL;
+  /* Bounded, so that a token left open fails this test instead of hanging it. */
+  tn_client_new("{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\","
+                "\"timeout_ms\":3000}",
+                &cb, &c, NULL);
+  int st;
+  tj *r = run(c, tk, "{\"prompt\":\"latin1\"}", &st);
+  CHECK(st == TN_OK && strcmp(jstr(r, "status"), "done") == 0, "the run ends after refused completions: %d", st);
+  /* A message keeps its text, each bad byte a U+FFFD; a result says why it was refused. */
+  const char *expected[3] = {"Permission non accord\xef\xbf\xbd" "e", "UTF-8", "Acc\xef\xbf\xbds refus\xef\xbf\xbd"};
+  for (int mode = 0; mode < 3; mode++) {
+    const tj *call = tj_at(tj_get(r, "tool_calls"), mode);
+    const char *output = jstr(call, "output");
+    CHECK(tj_is(tj_get(call, "is_error"), TJ_TRUE) && output && strstr(output, expected[mode]) != NULL,
+          "refused completion %d is the tool's error result: %s", mode, output ? output : "(none)");
+  }
+  for (int mode = 0; mode < 3; mode++) {
+    CHECK(h->refused_status[mode] == TN_ERR_INVALID_ARGUMENT && expect_message(&h->refused_error[mode], "UTF-8"),
+          "the refused completion %d is reported to the host: %d", mode, h->refused_status[mode]);
+    char *err = NULL;
+    CHECK(tn_complete(h->refused_token[mode], TN_OK, "{\"output\":\"late\",\"is_error\":false}", &err) ==
+                  TN_ERR_INVALID_ARGUMENT &&
+              expect_message(&err, "already completed"),
+          "and it used the token up");
+  }
+  const char *sent = jstr(tj_at(tj_get(s.last_request, "messages"), 2), "content");
+  CHECK(s.requests == 2 && sent && strstr(sent, "Permission non accord") != NULL, "the model saw the error result");
+  tj_free(r);
   tn_client_free(c);
   script_done(&s);
 }
@@ -503,12 +561,12 @@ static void test_host_errors_sanitize_and_execute_call(tn_toolkit *tk, host_t *h
   tn_string_free(out);
   out = NULL;
   CHECK(tn_auth_required("https://x/login", NULL, &out, NULL) == TN_OK, "tn_auth_required");
-  cJSON *auth = cJSON_Parse(out);
-  cJSON *req = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(auth, "metadata"), "pending");
+  tj *auth = tj_parse(out);
+  tj *req = tj_get(tj_get(auth, "metadata"), "pending");
   CHECK(strcmp(jstr(auth, "output"), "Authorization required to continue\nhttps://x/login") == 0 &&
             strcmp(jstr(req, "kind"), "authorization") == 0 && strcmp(jstr(req, "url"), "https://x/login") == 0,
         "an authorization suspension with the default prompt: %s", out);
-  cJSON_Delete(auth);
+  tj_free(auth);
   tn_string_free(out);
   out = NULL;
   CHECK(tn_auth_required(NULL, "Log in", &out, NULL) == TN_ERR_INVALID_ARGUMENT && out == NULL, "a NULL url");
@@ -535,12 +593,87 @@ static void test_host_errors_sanitize_and_execute_call(tn_toolkit *tk, host_t *h
   int no_env_key = !getenv("OPENAI_API_KEY") && !getenv("OPENROUTER_API_KEY") && !getenv("ANTHROPIC_API_KEY");
   tn_client_new(no_env_key ? keyless : "{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}",
                 &cb, &c, NULL);
-  cJSON *e = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
+  tj *e = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
   CHECK(st == TN_ERR_HOST, "a failing wait_for ends the run: %d", st);
-  const cJSON *ref = cJSON_GetObjectItemCaseSensitive(e, "host_ref");
-  CHECK(cJSON_IsNumber(ref) && ref->valuedouble == 4242, "the error carries the host's reference");
+  const tj *ref = tj_get(e, "host_ref");
+  CHECK(tj_is(ref, TJ_NUMBER) && tj_num(ref) == 4242, "the error carries the host's reference");
   CHECK(strcmp(jstr(e, "message"), "the approver is offline") == 0, "and its message");
-  cJSON_Delete(e);
+  tj_free(e);
+  tn_client_free(c);
+  script_done(&s);
+}
+
+/* The engine reads the options: a bad one is an error naming it; a request parameter the
+ * engine owns is dropped with a warning the host can read (the library prints nothing). */
+static void test_options_and_warnings(void) {
+  static const char *bad[][2] = {
+      {"\"timeout_ms\":-1", "timeout_ms"},     {"\"timeout_ms\":\"5\"", "timeout_ms"},
+      {"\"max_turns\":1.5", "max_turns"},     {"\"retries\":true", "retries"},
+      {"\"headers\":{\"x\":5}", "headers"},     {"\"retryable_statuses\":[70000]", "retryable_statuses"},
+      {"\"max_retry_after_ms\":-1", "max_retry_after_ms"},
+  };
+  char opts[256], *err = NULL, *warnings = NULL;
+  tn_client *c = NULL;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(opts, sizeof opts, "{\"base_url\":\"http://x.invalid\",\"style\":\"openai\",\"model\":\"m\",%s}", bad[i][0]);
+    CHECK(tn_client_new(opts, NULL, &c, &err) == TN_ERR_INVALID_ARGUMENT && c == NULL && expect_message(&err, bad[i][1]),
+          "bad option %s", bad[i][0]);
+  }
+  CHECK(tn_client_new("{\"base_url\":\"http://x.invalid\",\"style\":\"openai\",\"model\":\"m\","
+                      "\"request_params\":{\"tools\":[],\"seed\":1}}",
+                      NULL, &c, NULL) == TN_OK,
+        "an engine-owned request parameter is not an error");
+  CHECK(tn_client_warnings(c, &warnings, NULL) == TN_OK && warnings != NULL, "tn_client_warnings");
+  tj *w = tj_parse(warnings);
+  CHECK(tj_size(w) == 1 && strcmp(jstr(tj_at(w, 0), "code"), "ignored_request_param") == 0 &&
+            strstr(jstr(tj_at(w, 0), "message"), "\"tools\"") != NULL,
+        "the dropped parameter is one warning: %s", warnings);
+  tj_free(w);
+  tn_string_free(warnings);
+  tn_client_free(c);
+  tn_client_new("{\"base_url\":\"http://x.invalid\",\"style\":\"openai\",\"model\":\"m\"}", NULL, &c, NULL);
+  CHECK(tn_client_warnings(c, &warnings, NULL) == TN_OK && strcmp(warnings, "[]") == 0, "no warnings: []");
+  tn_string_free(warnings);
+  tn_client_free(c);
+}
+
+/* A client used before fork() runs in the child too: the child builds its own runtime (the
+ * parent's threads do not exist there) instead of waiting on them forever. */
+static void test_fork_after_use(void) {
+  const char *replies[] = {"{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"parent\"}}]}",
+                           "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"child\"}}]}",
+                           "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"again\"}}]}"};
+  script_t s;
+  script_init(&s, replies, 3);
+  tn_client *c = make_client(&s, NULL);
+  int st;
+  tj *r = run(c, NULL, "{\"prompt\":\"hi\"}", &st);
+  CHECK(st == TN_OK && strcmp(jstr(r, "text"), "parent") == 0, "the parent's run before fork");
+  tj_free(r);
+  fflush(NULL);
+  /* The child reports through a pipe, not its exit status: a leak checker's verdict on the
+   * child (whose inherited threads' memory is unreachable by nature) is not this test's. */
+  int fds[2];
+  CHECK(pipe(fds) == 0, "pipe");
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20); /* a run that hangs in the child fails the test instead of hanging it */
+    r = run(c, NULL, "{\"prompt\":\"hi\"}", &st);
+    char verdict = st == TN_OK && strcmp(jstr(r, "text"), "child") == 0 ? 'y' : 'n';
+    if (write(fds[1], &verdict, 1) != 1) _exit(3);
+    _exit(0);
+  }
+  close(fds[1]);
+  char verdict = 0;
+  ssize_t got = read(fds[0], &verdict, 1);
+  close(fds[0]);
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  CHECK(got == 1 && verdict == 'y', "the child's run after fork (verdict %c, status %d)", verdict ? verdict : '-', wstatus);
+  s.next = 2; /* the child consumed its reply in its own memory */
+  r = run(c, NULL, "{\"prompt\":\"hi\"}", &st);
+  CHECK(st == TN_OK && strcmp(jstr(r, "text"), "again") == 0, "the parent's run after fork");
+  tj_free(r);
   tn_client_free(c);
   script_done(&s);
 }
@@ -568,7 +701,10 @@ int main(void) {
   test_max_turns_zero();
   test_cancel_and_late_completion();
   test_bad_input(tk, &h);
+  test_refused_completion(tk, &h);
   test_host_errors_sanitize_and_execute_call(tk, &h);
+  test_options_and_warnings();
+  test_fork_after_use();
 
   tn_toolkit_free(tk);
   usleep(50 * 1000); /* let runs still holding the toolkit let go */

@@ -7,14 +7,14 @@
 
 typedef struct {
   pthread_mutex_t lock;
-  cJSON *tools;         /* the scenario's tool specs */
-  cJSON *calls;         /* name -> count, this step */
-  cJSON *answers;       /* wait_for answers left, or NULL */
-  const cJSON *gates;   /* before_tool: tool name -> the Request its hook suspends with */
-  cJSON *wait_requests; /* Requests wait_for received, this step */
-  cJSON *replies;       /* this step's replies */
+  tj *tools;         /* the scenario's tool specs */
+  tj *calls;         /* name -> count, this step */
+  tj *answers;       /* wait_for answers left, or NULL */
+  const tj *gates;   /* before_tool: tool name -> the Request its hook suspends with */
+  tj *wait_requests; /* Requests wait_for received, this step */
+  tj *replies;       /* this step's replies */
   int next_reply;
-  cJSON *requests;      /* requests the model received, this step */
+  tj *requests;      /* requests the model received, this step */
   const char *style;
 } scenario_t;
 
@@ -31,9 +31,9 @@ static char *read_file(const char *path) {
   return buf;
 }
 
-static const cJSON *tool_spec(scenario_t *sc, const char *name) {
-  const cJSON *t;
-  cJSON_ArrayForEach(t, sc->tools) {
+static const tj *tool_spec(scenario_t *sc, const char *name) {
+  const tj *t;
+  tj_each(t, sc->tools) {
     if (strcmp(jstr(t, "name"), name) == 0) return t;
   }
   return NULL;
@@ -41,18 +41,18 @@ static const cJSON *tool_spec(scenario_t *sc, const char *name) {
 
 static void count_call(scenario_t *sc, const char *name) {
   pthread_mutex_lock(&sc->lock);
-  cJSON *n = cJSON_GetObjectItemCaseSensitive(sc->calls, name);
-  if (n) cJSON_SetNumberValue(n, n->valuedouble + 1);
-  else cJSON_AddNumberToObject(sc->calls, name, 1);
+  tj *n = tj_get(sc->calls, name);
+  if (n) tj_set_number(n, tj_num(n) + 1);
+  else tj_add(sc->calls, name, tj_number(1));
   pthread_mutex_unlock(&sc->lock);
 }
 
 static char *result_json(const char *output, int is_error) {
-  cJSON *r = cJSON_CreateObject();
-  cJSON_AddStringToObject(r, "output", output);
-  cJSON_AddBoolToObject(r, "is_error", is_error);
-  char *s = cJSON_PrintUnformatted(r);
-  cJSON_Delete(r);
+  tj *r = tj_object();
+  tj_add(r, "output", tj_string(output));
+  tj_add(r, "is_error", tj_bool(is_error));
+  char *s = tj_print(r);
+  tj_free(r);
   return s;
 }
 
@@ -73,9 +73,9 @@ static char *fill(const char *template, const char *value) {
 
 static void tool(void *user_data, const char *call_json, uint64_t token) {
   scenario_t *sc = user_data;
-  cJSON *call = cJSON_Parse(call_json);
+  tj *call = tj_parse(call_json);
   const char *name = jstr(call, "name");
-  const cJSON *b = cJSON_GetObjectItemCaseSensitive(tool_spec(sc, name), "behavior");
+  const tj *b = tj_get(tool_spec(sc, name), "behavior");
   count_call(sc, name);
   const char *type = jstr(b, "type");
   int status = TN_OK;
@@ -86,109 +86,110 @@ static void tool(void *user_data, const char *call_json, uint64_t token) {
     status = TN_ERR_HOST;
     payload = strdup(jstr(b, "message"));
   } else if (strcmp(type, "suspend") == 0) {
-    const cJSON *answer = cJSON_GetObjectItemCaseSensitive(call, "answer");
-    if (answer == NULL || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "always"))) {
-      char *req = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(b, "request"));
+    const tj *answer = tj_get(call, "answer");
+    if (answer == NULL || tj_is(tj_get(b, "always"), TJ_TRUE)) {
+      char *req = tj_print(tj_get(b, "request"));
       tn_pending(req, &payload, NULL);
       free(req);
     } else {
-      const char *out = jstr(cJSON_GetObjectItemCaseSensitive(answer, "data"), "output");
+      const char *out = jstr(tj_get(answer, "data"), "output");
       char *text = fill(jstr(b, "on_answer"), out ? out : "");
       payload = result_json(text, 0);
       free(text);
     }
   }
-  const cJSON *delay = cJSON_GetObjectItemCaseSensitive(b, "delay_ms");
-  if (cJSON_IsNumber(delay)) {
-    complete_later(token, status, payload, (int)delay->valuedouble);
+  const tj *delay = tj_get(b, "delay_ms");
+  if (tj_is(delay, TJ_NUMBER)) {
+    complete_later(token, status, payload, (int)tj_num(delay));
   } else {
     tn_complete(token, status, payload, NULL);
   }
   free(payload);
-  cJSON_Delete(call);
+  tj_free(call);
 }
 
 static void wait_for(void *user_data, const char *request_json, uint64_t token) {
   scenario_t *sc = user_data;
-  cJSON *req = cJSON_Parse(request_json);
+  tj *req = tj_parse(request_json);
   pthread_mutex_lock(&sc->lock);
-  cJSON *next = cJSON_DetachItemFromArray(sc->answers, 0);
-  cJSON_AddItemToArray(sc->wait_requests, cJSON_Duplicate(req, 1));
+  tj *next = tj_take(sc->answers, 0);
+  tj_push(sc->wait_requests, tj_copy(req));
   pthread_mutex_unlock(&sc->lock);
   char *answer;
-  if (next == NULL || cJSON_IsNull(next)) {
+  if (next == NULL || tj_is(next, TJ_NULL)) {
     answer = strdup("null");
   } else {
-    cJSON_AddStringToObject(next, "id", jstr(req, "id"));
-    answer = cJSON_PrintUnformatted(next);
+    tj_add(next, "id", tj_string(jstr(req, "id")));
+    answer = tj_print(next);
   }
   tn_complete(token, TN_OK, answer, NULL);
   free(answer);
-  cJSON_Delete(next);
-  cJSON_Delete(req);
+  tj_free(next);
+  tj_free(req);
 }
 
 /* The scenario's before_tool hook: a gated tool is answered with its Request's suspension. */
 static void hook(void *user_data, const char *hook_name, const char *event_json, uint64_t token) {
   scenario_t *sc = user_data;
-  cJSON *ev = cJSON_Parse(event_json);
-  const cJSON *gate = strcmp(hook_name, "before_tool") == 0 ? cJSON_GetObjectItemCaseSensitive(sc->gates, jstr(ev, "name")) : NULL;
+  tj *ev = tj_parse(event_json);
+  const tj *gate = strcmp(hook_name, "before_tool") == 0 ? tj_get(sc->gates, jstr(ev, "name")) : NULL;
   if (gate == NULL) {
     tn_complete(token, TN_OK, "null", NULL);
   } else {
-    char *request = cJSON_PrintUnformatted(gate), *pending = NULL;
+    char *request = tj_print(gate), *pending = NULL;
     tn_pending(request, &pending, NULL);
-    cJSON *override = cJSON_CreateObject();
-    cJSON_AddItemToObject(override, "result", cJSON_Parse(pending));
-    char *payload = cJSON_PrintUnformatted(override);
+    tj *override = tj_object();
+    tj_add(override, "result", tj_parse(pending));
+    char *payload = tj_print(override);
     tn_complete(token, TN_OK, payload, NULL);
     free(payload);
-    cJSON_Delete(override);
+    tj_free(override);
     tn_string_free(pending);
     free(request);
   }
-  cJSON_Delete(ev);
+  tj_free(ev);
 }
 
 static void transport(void *user_data, const char *request_json, uint64_t token) {
   scenario_t *sc = user_data;
-  cJSON *req = cJSON_Parse(request_json);
+  tj *req = tj_parse(request_json);
   const char *url = jstr(req, "url");
   const char *path = strchr(strstr(url, "://") + 3, '/');
   static const char *openai[] = {"authorization", "content-type", NULL};
   static const char *anthropic[] = {"x-api-key", "anthropic-version", "content-type", NULL};
   const char **pinned = strcmp(sc->style, "openai") == 0 ? openai : anthropic;
-  cJSON *seen = cJSON_CreateObject();
-  cJSON_AddStringToObject(seen, "path", path ? path : "/");
-  cJSON *headers = cJSON_AddObjectToObject(seen, "headers");
+  tj *seen = tj_object();
+  tj_add(seen, "path", tj_string(path ? path : "/"));
+  tj *headers = tj_add(seen, "headers", tj_object());
   for (const char **h = pinned; *h; h++) {
-    const char *v = jstr(cJSON_GetObjectItemCaseSensitive(req, "headers"), *h);
-    if (v) cJSON_AddStringToObject(headers, *h, v);
+    const char *v = jstr(tj_get(req, "headers"), *h);
+    if (v) tj_add(headers, *h, tj_string(v));
   }
-  cJSON_AddItemToObject(seen, "body", cJSON_Parse(jstr(req, "body")));
+  tj_add(seen, "body", tj_parse(jstr(req, "body")));
   pthread_mutex_lock(&sc->lock);
-  cJSON_AddItemToArray(sc->requests, seen);
-  const cJSON *reply = cJSON_GetArrayItem(sc->replies, sc->next_reply++);
+  tj_push(sc->requests, seen);
+  const tj *reply = tj_at(sc->replies, sc->next_reply++);
   pthread_mutex_unlock(&sc->lock);
-  cJSON *resp = cJSON_CreateObject();
-  const cJSON *status = cJSON_GetObjectItemCaseSensitive(reply, "status");
-  cJSON_AddNumberToObject(resp, "status", reply == NULL ? 599 : cJSON_IsNumber(status) ? status->valuedouble : 200);
-  const cJSON *rh = cJSON_GetObjectItemCaseSensitive(reply, "headers");
-  cJSON_AddItemToObject(resp, "headers", rh ? cJSON_Duplicate(rh, 1) : cJSON_CreateObject());
-  char *body = reply ? cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(reply, "body"))
+  tj *resp = tj_object();
+  const tj *status = tj_get(reply, "status");
+  tj_add(resp, "status", tj_number(reply == NULL ? 599 : tj_is(status, TJ_NUMBER) ? tj_num(status) : 200));
+  const tj *rh = tj_get(reply, "headers");
+  tj_add(resp, "headers", rh ? tj_copy(rh) : tj_object());
+  char *body = reply ? tj_print(tj_get(reply, "body"))
                      : strdup("{\"error\":{\"message\":\"no reply left\"}}");
-  cJSON_AddStringToObject(resp, "body", body);
-  char *text = cJSON_PrintUnformatted(resp);
+  tj_add(resp, "body", tj_string(body));
+  char *text = tj_print(resp);
   tn_complete(token, TN_OK, text, NULL);
   free(text);
   free(body);
-  cJSON_Delete(resp);
-  cJSON_Delete(req);
+  tj_free(resp);
+  tj_free(req);
 }
 
-static int differs(const char *name, int step, const char *what, const cJSON *want, const cJSON *got) {
-  if (cJSON_Compare(want, got, 1)) return 0;
-  char *w = cJSON_Print(want), *g = cJSON_Print(got);
+static int differs(const char *name, int step, const char *what, const tj *want, const tj *got) {
+  /* A missing expectation is a mismatch, not a match with a missing value. */
+  if (want != NULL && got != NULL && tj_equal(want, got)) return 0;
+  char *w = tj_print_pretty(want), *g = tj_print_pretty(got);
   fprintf(stderr, "%s step %d: `%s` differs\n--- expected\n%s\n--- got\n%s\n", name, step, what, w ? w : "null",
           g ? g : "null");
   free(w);
@@ -196,67 +197,67 @@ static int differs(const char *name, int step, const char *what, const cJSON *wa
   return 1;
 }
 
-static char *client_options(const cJSON *sc_json) {
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(sc_json, "client");
+static char *client_options(const tj *sc_json) {
+  const tj *c = tj_get(sc_json, "client");
   const char *style = jstr(sc_json, "style");
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "base_url", strcmp(style, "openai") == 0 ? "http://mock.invalid/v1" : "http://mock.invalid");
-  cJSON_AddStringToObject(o, "style", style);
-  cJSON_AddStringToObject(o, "model", jstr(c, "model"));
-  cJSON_AddStringToObject(o, "api_key", jstr(c, "api_key") ? jstr(c, "api_key") : "test-key");
+  tj *o = tj_object();
+  tj_add(o, "base_url", tj_string(strcmp(style, "openai") == 0 ? "http://mock.invalid/v1" : "http://mock.invalid"));
+  tj_add(o, "style", tj_string(style));
+  tj_add(o, "model", tj_string(jstr(c, "model")));
+  tj_add(o, "api_key", tj_string(jstr(c, "api_key") ? jstr(c, "api_key") : "test-key"));
   const char *copy[] = {"system_prompt", "max_turns", "retries", "timeout_ms", NULL};
   for (const char **k = copy; *k; k++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, *k);
-    if (v) cJSON_AddItemToObject(o, *k, cJSON_Duplicate(v, 1));
+    const tj *v = tj_get(c, *k);
+    if (v) tj_add(o, *k, tj_copy(v));
   }
-  const cJSON *base = cJSON_GetObjectItemCaseSensitive(c, "retry_base_ms");
-  cJSON_AddNumberToObject(o, "retry_base_ms", cJSON_IsNumber(base) ? base->valuedouble : 1);
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
+  const tj *base = tj_get(c, "retry_base_ms");
+  tj_add(o, "retry_base_ms", tj_number(tj_is(base, TJ_NUMBER) ? tj_num(base) : 1));
+  char *s = tj_print(o);
+  tj_free(o);
   return s;
 }
 
 /* Replays one scenario; returns the number of mismatches. */
 static int replay(const char *path) {
   char *text = read_file(path);
-  cJSON *doc = cJSON_Parse(text);
+  tj *doc = tj_parse(text);
   free(text);
   const char *name = jstr(doc, "name");
   scenario_t sc;
   memset(&sc, 0, sizeof sc);
   pthread_mutex_init(&sc.lock, NULL);
   sc.style = jstr(doc, "style");
-  sc.tools = cJSON_GetObjectItemCaseSensitive(doc, "tools");
-  const cJSON *answers = cJSON_GetObjectItemCaseSensitive(doc, "wait_for");
-  int has_wait_for = cJSON_IsArray(answers);
-  sc.answers = has_wait_for ? cJSON_Duplicate(answers, 1) : NULL;
+  sc.tools = tj_get(doc, "tools");
+  const tj *answers = tj_get(doc, "wait_for");
+  int has_wait_for = tj_is(answers, TJ_ARRAY);
+  sc.answers = has_wait_for ? tj_copy(answers) : NULL;
 
   tn_toolkit *tk = NULL;
-  if (cJSON_IsArray(sc.tools)) {
-    cJSON *decl = cJSON_CreateArray();
-    const cJSON *t;
-    cJSON_ArrayForEach(t, sc.tools) {
-      cJSON *d = cJSON_CreateObject();
-      cJSON_AddStringToObject(d, "name", jstr(t, "name"));
-      cJSON_AddStringToObject(d, "description", jstr(t, "description"));
-      cJSON_AddItemToObject(d, "input_schema", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "input_schema"), 1));
-      const char *type = jstr(cJSON_GetObjectItemCaseSensitive(t, "behavior"), "type");
-      cJSON_AddBoolToObject(d, "relay", strcmp(type, "relay") == 0);
-      cJSON_AddItemToArray(decl, d);
+  if (tj_is(sc.tools, TJ_ARRAY)) {
+    tj *decl = tj_array();
+    const tj *t;
+    tj_each(t, sc.tools) {
+      tj *d = tj_object();
+      tj_add(d, "name", tj_string(jstr(t, "name")));
+      tj_add(d, "description", tj_string(jstr(t, "description")));
+      tj_add(d, "input_schema", tj_copy(tj_get(t, "input_schema")));
+      const char *type = jstr(tj_get(t, "behavior"), "type");
+      tj_add(d, "relay", tj_bool(strcmp(type, "relay") == 0));
+      tj_push(decl, d);
     }
-    char *decl_json = cJSON_PrintUnformatted(decl);
+    char *decl_json = tj_print(decl);
     char *err = NULL;
     if (tn_toolkit_new(decl_json, tool, &sc, NULL, &tk, &err) != TN_OK) fprintf(stderr, "%s: toolkit: %s\n", name, err);
     tn_string_free(err);
     free(decl_json);
-    cJSON_Delete(decl);
+    tj_free(decl);
   }
   tn_callbacks cb = {0};
   cb.user_data = &sc;
   cb.transport = transport;
   cb.wait_for = has_wait_for ? wait_for : NULL;
-  sc.gates = cJSON_GetObjectItemCaseSensitive(doc, "before_tool");
-  if (cJSON_IsObject(sc.gates)) {
+  sc.gates = tj_get(doc, "before_tool");
+  if (tj_is(sc.gates, TJ_OBJECT)) {
     cb.hook = hook;
     cb.hook_mask = TN_HOOK_BEFORE_TOOL;
   }
@@ -268,75 +269,72 @@ static int replay(const char *path) {
   free(opts);
 
   int mismatches = 0;
-  cJSON *previous = NULL; /* the previous step's RunResult */
-  const cJSON *step;
+  tj *previous = NULL; /* the previous step's RunResult */
+  const tj *step;
   int i = 0;
-  cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(doc, "steps")) {
-    sc.calls = cJSON_CreateObject();
-    sc.wait_requests = cJSON_CreateArray();
-    sc.requests = cJSON_CreateArray();
-    sc.replies = cJSON_GetObjectItemCaseSensitive(step, "replies");
+  tj_each(step, tj_get(doc, "steps")) {
+    sc.calls = tj_object();
+    sc.wait_requests = tj_array();
+    sc.requests = tj_array();
+    sc.replies = tj_get(step, "replies");
     sc.next_reply = 0;
-    cJSON *input = cJSON_CreateObject();
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(step, "run");
+    tj *input = tj_object();
+    const tj *run = tj_get(step, "run");
     if (run) {
-      cJSON_AddStringToObject(input, "prompt", jstr(run, "prompt"));
-      const cJSON *h = cJSON_GetObjectItemCaseSensitive(run, "history");
-      if (h) cJSON_AddItemToObject(input, "history", cJSON_Duplicate(h, 1));
+      tj_add(input, "prompt", tj_string(jstr(run, "prompt")));
+      const tj *h = tj_get(run, "history");
+      if (h) tj_add(input, "history", tj_copy(h));
     } else {
-      const cJSON *p = cJSON_GetObjectItemCaseSensitive(previous, "pending");
-      cJSON_AddItemToObject(input, "history", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(previous, "messages"), 1));
-      cJSON_AddItemToObject(input, "pending", p ? cJSON_Duplicate(p, 1) : cJSON_Parse("{\"id\":\"\",\"kind\":\"\",\"prompt\":\"\"}"));
-      cJSON_AddItemToObject(input, "answer",
-                            cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(step, "resume"), "answer"), 1));
+      const tj *p = tj_get(previous, "pending");
+      tj_add(input, "history", tj_copy(tj_get(previous, "messages")));
+      tj_add(input, "pending", p ? tj_copy(p) : tj_parse("{\"id\":\"\",\"kind\":\"\",\"prompt\":\"\"}"));
+      tj_add(input, "answer", tj_copy(tj_get(tj_get(step, "resume"), "answer")));
     }
-    char *input_json = cJSON_PrintUnformatted(input);
+    char *input_json = tj_print(input);
     char *result = NULL;
     err = NULL;
     int status = tn_client_run(client, tk, input_json, NULL, &result, &err);
-    const cJSON *expect = cJSON_GetObjectItemCaseSensitive(step, "expect");
-    mismatches += differs(name, i, "requests", cJSON_GetObjectItemCaseSensitive(expect, "requests"), sc.requests);
-    cJSON_Delete(previous);
+    const tj *expect = tj_get(step, "expect");
+    mismatches += differs(name, i, "requests", tj_get(expect, "requests"), sc.requests);
+    tj_free(previous);
     previous = NULL;
     if (status == TN_OK) {
-      previous = cJSON_Parse(result);
-      mismatches += differs(name, i, "result", cJSON_GetObjectItemCaseSensitive(expect, "result"), previous);
+      previous = tj_parse(result);
+      mismatches += differs(name, i, "result", tj_get(expect, "result"), previous);
     } else {
-      cJSON *e = cJSON_Parse(err), *got = cJSON_CreateObject();
-      cJSON_AddStringToObject(got, "kind", jstr(e, "kind"));
-      const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "status");
-      if (st) cJSON_AddNumberToObject(got, "status", st->valuedouble);
-      mismatches += differs(name, i, "error", cJSON_GetObjectItemCaseSensitive(expect, "error"), got);
-      cJSON_Delete(got);
-      cJSON_Delete(e);
+      tj *e = tj_parse(err), *got = tj_object();
+      tj_add(got, "kind", tj_string(jstr(e, "kind")));
+      const tj *st = tj_get(e, "status");
+      if (st) tj_add(got, "status", tj_copy(st));
+      mismatches += differs(name, i, "error", tj_get(expect, "error"), got);
+      tj_free(got);
+      tj_free(e);
     }
-    const cJSON *calls = cJSON_GetObjectItemCaseSensitive(expect, "calls");
-    cJSON *none = cJSON_CreateObject();
+    const tj *calls = tj_get(expect, "calls");
+    tj *none = tj_object();
     mismatches += differs(name, i, "calls", calls ? calls : none, sc.calls);
-    cJSON_Delete(none);
+    tj_free(none);
     if (has_wait_for)
-      mismatches += differs(name, i, "wait_for_requests", cJSON_GetObjectItemCaseSensitive(expect, "wait_for_requests"),
-                            sc.wait_requests);
-    if (sc.next_reply != cJSON_GetArraySize(sc.replies)) {
-      fprintf(stderr, "%s step %d: %d scripted replies were never requested\n", name, i,
-              cJSON_GetArraySize(sc.replies) - sc.next_reply);
+      mismatches += differs(name, i, "wait_for_requests", tj_get(expect, "wait_for_requests"), sc.wait_requests);
+    if (sc.next_reply != tj_size(sc.replies)) {
+      fprintf(stderr, "%s step %d: %d scripted replies were never requested\n", name, i, tj_size(sc.replies) - sc.next_reply);
       mismatches++;
     }
     tn_string_free(result);
     tn_string_free(err);
     free(input_json);
-    cJSON_Delete(input);
-    cJSON_Delete(sc.calls);
-    cJSON_Delete(sc.wait_requests);
-    cJSON_Delete(sc.requests);
+    tj_free(input);
+    tj_free(sc.calls);
+    tj_free(sc.wait_requests);
+    tj_free(sc.requests);
     i++;
   }
-  usleep(100 * 1000); /* tools answering later may still hold the scenario */
-  cJSON_Delete(previous);
+  wait_later_done(); /* a tool answering later may outlive its run: let it finish first */
+  tj_free(previous);
   tn_client_free(client);
   tn_toolkit_free(tk);
-  cJSON_Delete(sc.answers);
-  cJSON_Delete(doc);
+  tj_free(sc.answers);
+  tj_free(doc);
   pthread_mutex_destroy(&sc.lock);
   return mismatches;
 }

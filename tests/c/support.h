@@ -1,4 +1,4 @@
-/* Helpers shared by the C tests: checks, JSON access through cJSON, a scripted model as a
+/* Helpers shared by the C tests: checks, JSON access (json.h), a scripted model as a
  * transport callback, and completing a token from another thread after a delay. */
 #ifndef TN_TEST_SUPPORT_H
 #define TN_TEST_SUPPORT_H
@@ -7,13 +7,13 @@
 #define _DEFAULT_SOURCE /* usleep, strdup under -std=c99 */
 #endif
 
-#include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "toolnexus.h"
 
 static int g_passed, g_failed;
@@ -35,11 +35,8 @@ static inline int summary(void) {
   return g_failed == 0 ? 0 : 1;
 }
 
-/* The string at `path` (dot-separated keys) in `root`, or NULL. */
-static inline const char *jstr(const cJSON *root, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
+/* The string member `key` of `root`, or NULL. */
+static inline const char *jstr(const tj *root, const char *key) { return tj_str(tj_get(root, key)); }
 
 /* ---- a scripted model: a transport callback answering from a list of bodies ---- */
 
@@ -48,7 +45,7 @@ typedef struct {
   const char **replies; /* JSON bodies, served in order with status 200 */
   int next, count;
   int requests;        /* requests received */
-  cJSON *last_request; /* the last request body, parsed */
+  tj *last_request; /* the last request body, parsed */
 } script_t;
 
 static inline void script_init(script_t *s, const char **replies, int count) {
@@ -59,35 +56,41 @@ static inline void script_init(script_t *s, const char **replies, int count) {
 }
 
 static inline void script_done(script_t *s) {
-  cJSON_Delete(s->last_request);
+  tj_free(s->last_request);
   pthread_mutex_destroy(&s->lock);
 }
 
 static inline void script_transport(void *user_data, const char *request_json, uint64_t token) {
   script_t *s = user_data;
-  cJSON *req = cJSON_Parse(request_json);
+  tj *req = tj_parse(request_json);
   pthread_mutex_lock(&s->lock);
   s->requests++;
-  cJSON_Delete(s->last_request);
-  s->last_request = cJSON_Parse(jstr(req, "body"));
+  tj_free(s->last_request);
+  s->last_request = tj_parse(jstr(req, "body"));
   const char *body = s->next < s->count ? s->replies[s->next++] : NULL;
   pthread_mutex_unlock(&s->lock);
-  cJSON_Delete(req);
+  tj_free(req);
   if (body == NULL) {
     tn_complete(token, TN_ERR_NETWORK, "script exhausted", NULL);
     return;
   }
-  cJSON *resp = cJSON_CreateObject();
-  cJSON_AddNumberToObject(resp, "status", 200);
-  cJSON_AddItemToObject(resp, "headers", cJSON_CreateObject());
-  cJSON_AddStringToObject(resp, "body", body);
-  char *text = cJSON_PrintUnformatted(resp);
+  tj *resp = tj_object();
+  tj_add(resp, "status", tj_number(200));
+  tj_add(resp, "headers", tj_object());
+  tj_add(resp, "body", tj_string(body));
+  char *text = tj_print(resp);
   tn_complete(token, TN_OK, text, NULL);
   free(text);
-  cJSON_Delete(resp);
+  tj_free(resp);
 }
 
 /* ---- completing from another thread, later ---- */
+
+/* The complete_later threads still running: they are detached, so a test that must outlast
+ * them (before tearing down, or before exiting) waits on this count instead of guessing. */
+static pthread_mutex_t g_later_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_later_cond = PTHREAD_COND_INITIALIZER;
+static int g_later_running;
 
 typedef struct {
   uint64_t token;
@@ -102,6 +105,10 @@ static inline void *later_main(void *arg) {
   tn_complete(l->token, l->status, l->payload, NULL);
   free(l->payload);
   free(l);
+  pthread_mutex_lock(&g_later_lock);
+  g_later_running--;
+  pthread_cond_broadcast(&g_later_cond);
+  pthread_mutex_unlock(&g_later_lock);
   return NULL;
 }
 
@@ -112,12 +119,22 @@ static inline void complete_later(uint64_t token, int status, const char *payloa
   l->status = status;
   l->payload = payload ? strdup(payload) : NULL;
   l->delay_ms = delay_ms;
+  pthread_mutex_lock(&g_later_lock);
+  g_later_running++;
+  pthread_mutex_unlock(&g_later_lock);
   pthread_t t;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_create(&t, &attr, later_main, l);
   pthread_attr_destroy(&attr);
+}
+
+/* Waits until every complete_later thread has completed its token and let go of its data. */
+static inline void wait_later_done(void) {
+  pthread_mutex_lock(&g_later_lock);
+  while (g_later_running > 0) pthread_cond_wait(&g_later_cond, &g_later_lock);
+  pthread_mutex_unlock(&g_later_lock);
 }
 
 #endif

@@ -37,6 +37,7 @@ from .errors import (
     RunCancelled,
     RunTimeout,
     ToolnexusError,
+    ToolnexusWarning,
 )
 from .native import define_tool, tool
 from .relay import RelayCall, RelayResult, is_relay_request, relay_answer, relay_calls_of, relay_tool
@@ -71,7 +72,7 @@ __all__ = [
     "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",
     "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
     "RunTimeout", "Tool", "ToolContext", "ToolResult", "ToolSource", "Toolkit", "ToolnexusError",
-    "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
+    "ToolnexusWarning", "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
     "create_toolkit", "define_tool", "is_relay_request", "pending", "pending_of", "relay_answer",
     "relay_calls_of", "relay_tool", "sanitize", "to_anthropic", "to_gemini", "to_openai", "tool",
 ]

@@ -28,6 +28,8 @@ class Toolkit:
 
 @final
 class Client:
+    @property
+    def warnings(self) -> list[tuple[str, str]]: ...
     def __new__(
         cls,
         options: dict[str, Any],

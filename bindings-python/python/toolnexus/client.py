@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Optional, Protocol, TypedDict, Union
 
 from . import _bridge, _native
-from .errors import ProviderError, RunCancelled, RunTimeout, _HttpError  # noqa: F401 (re-exported)
+from .errors import ProviderError, RunCancelled, RunTimeout, _HttpError, _warn  # noqa: F401 (re-exported)
 from .toolkit import Toolkit
 from .types import Answer, Request, answer_to_wire, request_from_wire, request_to_wire
 
@@ -140,13 +139,15 @@ def _hook(hooks: Any, name: str) -> Optional[Callable[..., Any]]:
     return fn if callable(fn) else None
 
 
-_FORBIDDEN_PARAMS = ("messages", "tools", "stream")
-
-
 class Client:
-    """A model client. Every option of the published package is accepted; ``store``,
-    ``on_metric``, ``on_unsupported_part`` and ``max_part_bytes`` are kept on the client but
-    not used by this build yet (conversation memory, metrics and content parts come later)."""
+    """A model client. Every option of the published package is accepted, and read by the
+    engine: a bad value is an :class:`~toolnexus.errors.InvalidArgumentError` naming it.
+    Options left out take the engine's defaults: ``max_turns`` 10, ``retries`` 2,
+    ``retry_base_ms`` 500, ``max_retry_after_ms`` 60000 (a longer ``Retry-After`` ends the run
+    with its :class:`ProviderError`, whose ``retry_after`` you can schedule by), no
+    ``timeout_ms``. ``store``, ``on_metric``, ``on_unsupported_part`` and ``max_part_bytes``
+    are kept on the client but not used by this build yet (conversation memory, metrics and
+    content parts come later): each raises a :class:`~toolnexus.ToolnexusWarning`."""
 
     def __init__(
         self,
@@ -157,12 +158,12 @@ class Client:
         api_key: Optional[str] = None,
         headers: Optional[dict[str, str]] = None,
         system_prompt: Optional[str] = None,
-        max_turns: int = 10,
+        max_turns: Optional[int] = None,
         hooks: Hooks = None,
-        retries: int = 2,
-        retry_base_ms: int = 500,
+        retries: Optional[int] = None,
+        retry_base_ms: Optional[float] = None,
         retryable_statuses: Optional[Iterable[int]] = None,
-        timeout_ms: Optional[int] = None,
+        timeout_ms: Optional[float] = None,
         store: Optional[ConversationStore] = None,
         on_metric: Optional[OnMetric] = None,
         wait_for: Optional[WaitFor] = None,
@@ -172,6 +173,7 @@ class Client:
         on_error: Optional[ErrorClassifier] = None,
         on_unsupported_part: Optional[Literal["error", "text"]] = None,
         max_part_bytes: Optional[int] = None,
+        max_retry_after_ms: Optional[float] = None,
     ) -> None:
         self.base_url = base_url
         self.style = style
@@ -193,24 +195,26 @@ class Client:
         self.on_error = on_error
         self.on_unsupported_part = on_unsupported_part
         self.max_part_bytes = max_part_bytes
+        self.max_retry_after_ms = max_retry_after_ms
         self._transport = http_transport if http_transport is not None else UrllibTransport()
-        params = {k: v for k, v in (request_params or {}).items() if k not in _FORBIDDEN_PARAMS}
-        for k in _FORBIDDEN_PARAMS:
-            if k in (request_params or {}):
-                print(f'[toolnexus] request_params key "{k}" is not allowed — ignored (use body_transform)',
-                      file=sys.stderr)
-        options = {
-            "base_url": base_url, "style": style, "model": model, "api_key": api_key, "headers": dict(self.headers),
+        given = {
+            "base_url": base_url, "style": style, "model": model, "api_key": api_key, "headers": headers,
             "system_prompt": system_prompt, "max_turns": max_turns, "retries": retries,
-            "retry_base_ms": retry_base_ms, "retryable_statuses": sorted(self.retryable_statuses or ()),
-            "timeout_ms": timeout_ms, "request_params": params or None,
+            "retry_base_ms": retry_base_ms, "max_retry_after_ms": max_retry_after_ms,
+            "retryable_statuses": list(retryable_statuses) if retryable_statuses is not None else None,
+            "timeout_ms": timeout_ms, "request_params": request_params,
+            # Host objects the engine cannot read: it is told only that they were given.
+            "store": store is not None or None, "on_metric": on_metric is not None or None,
+            "on_unsupported_part": on_unsupported_part, "max_part_bytes": max_part_bytes,
         }
+        options = {k: v for k, v in given.items() if v is not None}
         found = (_hook(hooks, "before_llm"), _hook(hooks, "after_llm"), _hook(hooks, "before_tool"),
                  _hook(hooks, "after_tool"))
         transport = None if type(self._transport) is UrllibTransport else self._transport
         self._native = _native.Client(
             options, wait_for, found if any(found) else None, on_error, body_transform, transport,
         )
+        _warn(self._native.warnings)
 
     @property
     def conversation_store(self) -> Optional[ConversationStore]:
@@ -294,12 +298,12 @@ def create_client(
     api_key: Optional[str] = None,
     headers: Optional[dict[str, str]] = None,
     system_prompt: Optional[str] = None,
-    max_turns: int = 10,
+    max_turns: Optional[int] = None,
     hooks: Hooks = None,
-    retries: int = 2,
-    retry_base_ms: int = 500,
+    retries: Optional[int] = None,
+    retry_base_ms: Optional[float] = None,
     retryable_statuses: Optional[Iterable[int]] = None,
-    timeout_ms: Optional[int] = None,
+    timeout_ms: Optional[float] = None,
     store: Optional[ConversationStore] = None,
     on_metric: Optional[OnMetric] = None,
     wait_for: Optional[WaitFor] = None,
@@ -309,6 +313,7 @@ def create_client(
     on_error: Optional[ErrorClassifier] = None,
     on_unsupported_part: Optional[Literal["error", "text"]] = None,
     max_part_bytes: Optional[int] = None,
+    max_retry_after_ms: Optional[float] = None,
 ) -> Client:
     """Makes a :class:`Client` (the same options)."""
     return Client(
@@ -318,4 +323,5 @@ def create_client(
         store=store, on_metric=on_metric, wait_for=wait_for, request_params=request_params,
         body_transform=body_transform, http_transport=http_transport, on_error=on_error,
         on_unsupported_part=on_unsupported_part, max_part_bytes=max_part_bytes,
+        max_retry_after_ms=max_retry_after_ms,
     )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import urllib.error
-from typing import Any, Optional
+import warnings
+from typing import Any, Iterable, Optional
 
 
 class ToolnexusError(Exception):
@@ -132,3 +133,16 @@ class InternalError(ToolnexusError):
     """A bug in the engine. Please report it."""
 
     kind, code = "internal", 10
+
+
+class ToolnexusWarning(UserWarning):
+    """Something the engine noticed that does not stop the call: an option this build does
+    not implement yet, a ``request_params`` key it owns (dropped, as upstream does). Filter it
+    like any warning (``warnings.simplefilter("ignore", ToolnexusWarning)``)."""
+
+
+def _warn(found: Iterable[tuple[str, str]], stacklevel: int = 3) -> None:
+    """Hands the engine's ``(code, message)`` warnings to :mod:`warnings`, attributed to the
+    caller's line (so each shows once per place, as warnings do)."""
+    for _code, message in found:
+        warnings.warn(message, ToolnexusWarning, stacklevel=stacklevel + 1)

@@ -12,9 +12,9 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::options::ClientOptions;
-use super::redact::{capped, safe_error_body};
 use crate::error::{Error, ErrorKind, HttpErrorDetail, Result};
 use crate::hooks::{ErrorInfo, Tier};
+use crate::redact::{capped, safe_error_body, Secrets};
 use crate::transport::{HttpRequest, HttpResponse, Transport};
 
 /// The per-request timeout when the run has no deadline.
@@ -29,7 +29,7 @@ pub(crate) struct Caller<'a> {
     pub transport: &'a Arc<dyn Transport>,
     pub url: String,
     pub headers: Vec<(String, String)>,
-    pub secrets: Vec<String>,
+    pub secrets: &'a Secrets,
     pub deadline: Option<Instant>,
 }
 
@@ -58,13 +58,18 @@ impl Caller<'_> {
                 None => Tier::Fail,
             };
             if tier == Tier::Fail || attempt >= self.opts.retries {
-                return Err(failure.into_error(&self.secrets));
+                return Err(failure.into_error(self.secrets));
             }
             let delay = match &failure {
                 Failure::Status(r) => retry_after(r.header("retry-after")),
                 Failure::HostStatus(e) => retry_after(e.http_detail().and_then(|d| d.retry_after.as_deref())),
                 Failure::Network(_) => None,
             };
+            // A provider asking for a longer wait than the host allows gets no parked run:
+            // the error surfaces with its `retry_after`, for the host to schedule.
+            if delay.is_some_and(|d| d > Duration::from_millis(self.opts.max_retry_after_ms)) {
+                return Err(failure.into_error(self.secrets));
+            }
             let delay = delay.unwrap_or_else(|| backoff(self.opts.retry_base_ms, attempt));
             tokio::time::sleep(delay).await;
             attempt += 1;
@@ -103,7 +108,7 @@ impl Failure {
         }
     }
 
-    fn into_error(self, secrets: &[String]) -> Error {
+    fn into_error(self, secrets: &Secrets) -> Error {
         match self {
             // A host's own error carries the host's text, which may echo a credential.
             Failure::Network(e) | Failure::HostStatus(e) => e.scrubbed(secrets),

@@ -8,7 +8,7 @@
 
 mod call;
 mod options;
-mod redact;
+mod options_json;
 mod resume;
 mod run;
 mod turn;
@@ -19,9 +19,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use options::{ClientOptions, Style, DEFAULT_RETRYABLE_STATUSES};
-pub(crate) use redact::replace_secrets;
-pub use redact::{MAX_ERROR_BODY, REDACTED};
+pub use options::{ClientOptions, Style, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES};
+pub use options_json::CLIENT_OPTION_KEYS;
 
 use crate::error::Result;
 use crate::toolkit::Toolkit;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::{BodyTransform, Hooks, OnError, WaitFor};
+use crate::redact::Secrets;
 use crate::transport::Transport;
 use crate::types::JsonObject;
 
@@ -39,8 +40,11 @@ impl Style {
 /// The statuses retried by default.
 pub const DEFAULT_RETRYABLE_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
 
+/// The longest `Retry-After` delay honoured by default: one minute.
+pub const DEFAULT_MAX_RETRY_AFTER_MS: u64 = 60_000;
+
 /// Request-body keys a `request_params` entry may not set.
-const FORBIDDEN_PARAMS: [&str; 3] = ["messages", "tools", "stream"];
+pub(crate) const FORBIDDEN_PARAMS: [&str; 3] = ["messages", "tools", "stream"];
 
 /// Everything a [`super::Client`] is built from.
 #[derive(Clone)]
@@ -67,6 +71,10 @@ pub struct ClientOptions {
     pub retry_base_ms: u64,
     /// Statuses retried on top of 429/500/502/503/504/529.
     pub retryable_statuses: Vec<u16>,
+    /// The longest `Retry-After` delay honoured, in milliseconds (default 60 000). A provider
+    /// asking for longer ends the run at once with its [`crate::ErrorKind::Http`] error,
+    /// whose `retry_after` the host can schedule by.
+    pub max_retry_after_ms: u64,
     /// Whole-run deadline in milliseconds.
     pub timeout_ms: Option<u64>,
     /// Anthropic `max_tokens` (default 4096).
@@ -100,6 +108,7 @@ impl ClientOptions {
             retries: 2,
             retry_base_ms: 500,
             retryable_statuses: Vec::new(),
+            max_retry_after_ms: DEFAULT_MAX_RETRY_AFTER_MS,
             timeout_ms: None,
             max_tokens: 4096,
             request_params: None,
@@ -192,10 +201,8 @@ impl ClientOptions {
     }
 
     /// Values that must never appear in an error message.
-    pub(crate) fn secrets(&self, key: Option<&str>) -> Vec<String> {
-        let mut s: Vec<String> = key.map(str::to_string).into_iter().collect();
-        s.extend(self.headers.iter().map(|(_, v)| v.clone()).filter(|v| v.len() >= 8));
-        s
+    pub(crate) fn secrets(&self, key: Option<&str>) -> Secrets {
+        Secrets::of(key, &self.headers)
     }
 }
 

@@ -12,6 +12,7 @@ use super::turn::{Plan, ToolEnv, TurnOutcome};
 use super::{resume, wire, Client, RunInput};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::{AfterLlmEvent, BeforeLlmEvent, BodyTransform, HookSet};
+use crate::redact::Secrets;
 use crate::toolkit::Declarations;
 use crate::types::{Request, RunResult, RunStatus, ToolCallRecord, Usage, LIMIT_MAX_TURNS};
 
@@ -35,8 +36,10 @@ impl Client {
     pub async fn run_input(&self, input: RunInput<'_>) -> Result<RunResult> {
         let token = input.cancel.clone().unwrap_or_default().child_token();
         let deadline = self.opts.timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
+        let key = self.opts.resolve_key()?;
+        let secrets = self.opts.secrets(key.as_deref());
         let outer = token.clone();
-        let run = self.drive(input, token.clone(), deadline);
+        let run = self.drive(input, key, &secrets, token.clone(), deadline);
         // Biased: once the token is cancelled (or the deadline passed) the run is not polled
         // again, so it cannot send one more request, nor finish with that request's outcome.
         let expiry = async {
@@ -53,7 +56,8 @@ impl Client {
         };
         // Tools still holding the run's token learn that the run is over.
         token.cancel();
-        result
+        // Whatever its kind, an error's text may carry what a provider or host echoed.
+        result.map_err(|e| e.scrubbed(&secrets))
     }
 
     fn timeout_error(&self) -> Error {
@@ -75,17 +79,18 @@ impl Client {
     async fn drive(
         &self,
         input: RunInput<'_>,
+        key: Option<String>,
+        secrets: &Secrets,
         cancel: CancellationToken,
         deadline: Option<Instant>,
     ) -> Result<RunResult> {
         let opts = &self.opts;
-        let key = opts.resolve_key()?;
         let caller = Caller {
             opts,
             transport: &self.transport,
             url: opts.endpoint(),
             headers: opts.request_headers(key.as_deref()),
-            secrets: opts.secrets(key.as_deref()),
+            secrets,
             deadline,
         };
         let enabled = opts.hooks.as_ref().map(|h| h.enabled()).unwrap_or(HookSet::ALL);

@@ -167,7 +167,7 @@ impl ToolEnv<'_> {
         if self.tool(&call.name).is_some_and(Tool::is_relay) {
             return Ok(Slot::RelaySuspended(args));
         }
-        let result = self.exec(call, args.clone(), None).await;
+        let result = self.exec(call, args.clone(), None).await?;
         if let Some(req) = result.pending() {
             return Ok(Slot::Suspended(args, req));
         }
@@ -193,7 +193,7 @@ impl ToolEnv<'_> {
             let result = relay_result(&answer, &call.id, &call.name, true);
             return self.after_tool(call, args, result, turn).await;
         }
-        let result = self.exec(call, args.clone(), Some(answer)).await;
+        let result = self.exec(call, args.clone(), Some(answer)).await?;
         if result.pending().is_some() {
             return Ok(ToolResult::error(unresolved_output(&request.prompt)));
         }
@@ -220,9 +220,9 @@ impl ToolEnv<'_> {
     }
 
     /// Runs the tool with a context for this call (relay calls never reach here).
-    async fn exec(&self, call: &Call, args: Value, answer: Option<Answer>) -> ToolResult {
+    async fn exec(&self, call: &Call, args: Value, answer: Option<Answer>) -> Result<ToolResult> {
         let Some(tool) = self.tool(&call.name) else {
-            return unknown_tool(&call.name);
+            return Ok(unknown_tool(&call.name));
         };
         let ctx = ToolContext {
             answer,

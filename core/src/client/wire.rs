@@ -152,7 +152,7 @@ fn parse_openai(mut body: Value) -> Result<Reply> {
         .filter(|m| m.is_object())
         .map(Value::take)
         .ok_or_else(|| Error::protocol("malformed openai response: no choices[0].message object"))?;
-    let text = openai_text(msg.get("content"));
+    let text = openai_text(msg.get("content"))?;
     let calls = match msg.get("tool_calls") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(arr)) => arr.iter().enumerate().map(|(i, c)| openai_call(i, c)).collect::<Result<_>>()?,
@@ -174,11 +174,16 @@ fn parse_openai(mut body: Value) -> Result<Reply> {
     Ok(Reply { message, text, calls, usage })
 }
 
-fn openai_text(content: Option<&Value>) -> String {
+fn openai_text(content: Option<&Value>) -> Result<String> {
     match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect(),
-        _ => String::new(),
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => Ok(parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect()),
+        // Read as empty text, a number or an object would silently lose the reply.
+        Some(other) => Err(Error::protocol(format!(
+            "malformed openai response: message content is {}, not a string or an array",
+            json_type(other)
+        ))),
     }
 }
 
@@ -232,7 +237,16 @@ fn parse_anthropic(mut body: Value) -> Result<Reply> {
     for (i, b) in content.into_iter().enumerate() {
         match b.get("type").and_then(Value::as_str) {
             Some("text") => {
-                let t = b.get("text").and_then(Value::as_str).unwrap_or("");
+                let t = match b.get("text") {
+                    None | Some(Value::Null) => "",
+                    Some(Value::String(s)) => s.as_str(),
+                    Some(other) => {
+                        return Err(Error::protocol(format!(
+                            "malformed anthropic response: content[{i}] text is {}, not a string",
+                            json_type(other)
+                        )));
+                    }
+                };
                 text.push_str(t);
                 // Anthropic refuses a text block without non-whitespace text.
                 if t.trim().is_empty() {
@@ -465,6 +479,10 @@ mod tests {
             (Style::OpenAi, json!({"choices":[{"message":{"tool_calls":{}}}]})),
             (Style::Anthropic, json!({"content":"hi"})),
             (Style::Anthropic, json!({"error":{"message":"overloaded"}})),
+            (Style::OpenAi, json!({"choices":[{"message":{"content":42}}]})),
+            (Style::OpenAi, json!({"choices":[{"message":{"content":{"text":"hi"}}}]})),
+            (Style::OpenAi, json!({"choices":[{"message":{"content":true}}]})),
+            (Style::Anthropic, json!({"content":[{"type":"text","text":7}]})),
         ] {
             assert_eq!(parse_reply(style, body).err().map(|e| e.kind()), Some(crate::ErrorKind::Protocol));
         }

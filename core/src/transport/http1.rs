@@ -15,14 +15,18 @@ use futures_util::future::BoxFuture;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-use super::pool::{Conn, Origin, Pool};
+use super::pool::{Conn, Origin, Pool, Stream};
 use super::{tls, HttpRequest, HttpResponse, Transport};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Largest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
-/// Largest response body accepted.
-const MAX_BODY: usize = 256 * 1024 * 1024;
+/// Largest response body accepted. Model replies are kilobytes; a body past this is a
+/// misbehaving server, and reading on would only grow memory.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+/// Most bytes reserved ahead of a `Content-Length` body: a large announced length is read
+/// into a growing buffer, so a server cannot make us allocate what it never sends.
+const MAX_RESERVE: usize = 1024 * 1024;
 /// Most response headers parsed.
 const MAX_HEADERS: usize = 96;
 
@@ -185,9 +189,9 @@ async fn connect(origin: &Origin) -> Result<Conn> {
         .map_err(|e| net(&format!("connection to {}:{} failed", origin.host, origin.port), e))?;
     let _ = tcp.set_nodelay(true);
     if origin.tls {
-        Ok(Conn::new(Box::new(tls::connect(&origin.host, tcp).await?)))
+        Ok(Conn::new(Stream::Tls(Box::new(tls::connect(&origin.host, tcp).await?))))
     } else {
-        Ok(Conn::new(Box::new(tcp)))
+        Ok(Conn::new(Stream::Plain(tcp)))
     }
 }
 
@@ -267,7 +271,8 @@ async fn read_chunked(conn: &mut Conn, body: &mut Vec<u8>) -> std::io::Result<()
             while !conn.take_line(8 * 1024).await?.is_empty() {}
             return Ok(());
         }
-        if body.len() + size > MAX_BODY {
+        // Sizes come from the network: compare without adding, which could wrap.
+        if size > MAX_BODY.saturating_sub(body.len()) {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "response body too large"));
         }
         conn.take_exact(size, body).await?;
@@ -292,7 +297,7 @@ async fn read_body(conn: &mut Conn, head: &Head, body: &mut Vec<u8>) -> Result<b
         if n > MAX_BODY {
             return Err(Error::protocol("response body too large"));
         }
-        body.reserve(n);
+        body.reserve(n.min(MAX_RESERVE));
         conn.take_exact(n, body).await.map_err(|e| net("reading the response failed", e))?;
         return Ok(head.keep_alive);
     }

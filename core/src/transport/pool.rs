@@ -1,15 +1,69 @@
 //! Idle keep-alive connections, per origin, and the buffered reader that parses HTTP/1.1
 //! responses off them.
+//!
+//! Two rules keep a pooled connection from ever handing one request another's answer:
+//! a connection is reused only while nothing is waiting on it (a server that sent a `408`
+//! and closed, or stray bytes after a response, leave it readable), and only by the process
+//! that opened it (after a `fork` the child inherits the sockets, and parent and child would
+//! read each other's responses off them).
 
 use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
 use std::sync::Mutex;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
 
-/// A byte stream: plain TCP or TLS.
-pub(super) trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
-impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+/// A byte stream: plain TCP or TLS over TCP.
+pub(super) enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => s.get_ref().0,
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
 
 /// Where a connection goes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -26,15 +80,30 @@ const MAX_IDLE: usize = 16;
 
 /// An open connection with its read buffer.
 pub(super) struct Conn {
-    pub io: Box<dyn Io>,
+    pub io: Stream,
     buf: Vec<u8>,
     pos: usize,
     idle_since: Instant,
 }
 
 impl Conn {
-    pub fn new(io: Box<dyn Io>) -> Conn {
+    pub fn new(io: Stream) -> Conn {
         Conn { io, buf: Vec::with_capacity(16 * 1024), pos: 0, idle_since: Instant::now() }
+    }
+
+    /// Whether an idle connection may carry the next request: nothing buffered, and nothing
+    /// readable on the socket (no bytes, no end of stream). The socket is asked directly, not
+    /// through the reactor's cached readiness, which may not have seen the bytes yet. On TLS
+    /// any pending record counts (a close alert or a stray response: either way, not clean).
+    fn is_clean(&self) -> bool {
+        if !self.buffered().is_empty() {
+            return false;
+        }
+        let mut probe = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+        match socket2::SockRef::from(self.io.tcp()).peek(&mut probe) {
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+            Ok(_) => false,
+        }
     }
 
     /// The unread buffered bytes.
@@ -96,19 +165,49 @@ impl Conn {
     }
 }
 
-/// Idle connections by origin.
-#[derive(Default)]
+/// Connections a forked child inherited: never used, never closed (see [`Idle::adopt`]).
+static INHERITED: Mutex<Vec<HashMap<Origin, Vec<Conn>>>> = Mutex::new(Vec::new());
+
+/// Idle connections by origin, owned by one process.
 pub(super) struct Pool {
-    idle: Mutex<HashMap<Origin, Vec<Conn>>>,
+    idle: Mutex<Idle>,
+}
+
+struct Idle {
+    /// The process the connections were opened in.
+    pid: u32,
+    by_origin: HashMap<Origin, Vec<Conn>>,
+}
+
+impl Default for Pool {
+    fn default() -> Pool {
+        Pool { idle: Mutex::new(Idle { pid: std::process::id(), by_origin: HashMap::new() }) }
+    }
+}
+
+impl Idle {
+    /// After a fork, in the child: the inherited connections are the parent's. They are leaked,
+    /// never used or closed here: dropping one would also deregister it from the reactor's
+    /// epoll set, which parent and child share, and the parent would wait on it forever.
+    fn adopt(&mut self) {
+        let pid = std::process::id();
+        if self.pid != pid {
+            let inherited = std::mem::take(&mut self.by_origin);
+            self.pid = pid;
+            // Kept reachable rather than forgotten, so leak checkers see them as held on purpose.
+            INHERITED.lock().unwrap_or_else(|p| p.into_inner()).push(inherited);
+        }
+    }
 }
 
 impl Pool {
-    /// The most recently used live idle connection to `origin`, if any.
+    /// The most recently used idle connection to `origin` that is live and clean, if any.
     pub fn take(&self, origin: &Origin) -> Option<Conn> {
         let mut g = self.idle.lock().ok()?;
-        let list = g.get_mut(origin)?;
+        g.adopt();
+        let list = g.by_origin.get_mut(origin)?;
         while let Some(c) = list.pop() {
-            if c.idle_since.elapsed() < IDLE_TIMEOUT {
+            if c.idle_since.elapsed() < IDLE_TIMEOUT && c.is_clean() {
                 return Some(c);
             }
         }
@@ -122,7 +221,8 @@ impl Pool {
         }
         conn.idle_since = Instant::now();
         if let Ok(mut g) = self.idle.lock() {
-            let list = g.entry(origin.clone()).or_default();
+            g.adopt();
+            let list = g.by_origin.entry(origin.clone()).or_default();
             list.retain(|c| c.idle_since.elapsed() < IDLE_TIMEOUT);
             if list.len() < MAX_IDLE {
                 list.push(conn);
