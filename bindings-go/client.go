@@ -29,8 +29,9 @@ type ClientOptions struct {
 	// Model is the model name.
 	Model string
 	// APIKey; empty reads OPENROUTER_API_KEY, the style's own variable, OPENAI_API_KEY,
-	// ANTHROPIC_API_KEY at run time (with HTTPClient set and no key anywhere, no auth header is
-	// sent: the client may authenticate on its own). Never logged or put in an error.
+	// ANTHROPIC_API_KEY at run time; with no key anywhere a run fails (a *Error of
+	// KindConfig) before any request, HTTPClient set or not, as in the Go port. Never logged
+	// or put in an error.
 	APIKey string
 	// Headers are extra request headers.
 	Headers map[string]string

@@ -368,6 +368,12 @@ impl RunTask {
         cancel_event: Option<Py<PyAny>>,
         fut: impl Future<Output = Result<String, Error>> + Send + 'static,
     ) -> PyResult<RunTask> {
+        // An event set before the run starts: the engine sees a cancelled token and sends nothing.
+        if let Some(event) = &cancel_event {
+            if event.call_method0(py, intern!(py, "is_set"))?.is_truthy(py)? {
+                cancel.cancel();
+            }
+        }
         let inner = Arc::new(TaskInner {
             fut: Mutex::new(Some(Box::pin(fut))),
             waker: Mutex::new(None),

@@ -76,10 +76,11 @@ fn tool_context<'py>(py: Python<'py>, ctx: &ToolContext) -> PyResult<Bound<'py, 
     match &ctx.answer {
         None => {
             let kwargs = PyDict::new(py);
-            kwargs.set_item("timeout", timeout)?;
+            kwargs.set_item(intern!(py, "timeout"), timeout)?;
+            kwargs.set_item(intern!(py, "call_id"), &ctx.call_id)?;
             tool_context_class(py)?.call((), Some(&kwargs))
         }
-        Some(a) => bridge_fn(py, "tool_context")?.bind(py).call1((to_py(py, &a.to_json())?, timeout)),
+        Some(a) => bridge_fn(py, "tool_context")?.bind(py).call1((to_py(py, &a.to_json())?, timeout, &ctx.call_id)),
     }
 }
 

@@ -27,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bridge::_fail, m)?)?;
     m.add_function(wrap_pyfunction!(bridge::_after_fork_child, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::sanitize, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::parse_retry_after, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::pending, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::answer_output, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::answer_declined, m)?)?;

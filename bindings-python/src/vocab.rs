@@ -14,6 +14,12 @@ pub fn sanitize(value: &str) -> String {
     engine::sanitize(value)
 }
 
+/// The delay-seconds a `Retry-After` value asks for, or `None` (the engine backs off instead).
+#[pyfunction]
+pub fn parse_retry_after(value: Option<&str>) -> Option<u64> {
+    engine::retry_after_seconds(value?)
+}
+
 /// The suspension ToolResult as a dict (`metadata.pending` is the Request dict).
 #[pyfunction]
 #[pyo3(signature = (kind, prompt, id=None, url=None, data=None, expires_at=None))]

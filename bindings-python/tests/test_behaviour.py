@@ -277,6 +277,14 @@ def test_cancel_event_and_task_cancellation(mock: MockModel) -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
 
+        # Set before the run starts: nothing is sent at all.
+        mock.script([openai_text("never")])
+        cancel = asyncio.Event()
+        cancel.set()
+        with pytest.raises(tn.RunCancelled):
+            await client(mock).run("hi", cancel=cancel)
+        assert mock.seen == []
+
     asyncio.run(main())
 
 
@@ -437,6 +445,48 @@ def test_a_client_used_before_fork_never_crosses_answers(mock: MockModel) -> Non
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
     assert asyncio.run(asyncio.wait_for(shared.run("parent-3"), 20)).text == "echo: parent-3"
+
+
+def test_a_tool_sees_the_same_call_id_on_every_run_of_its_call(mock: MockModel) -> None:
+    seen: list[tuple[str, bool]] = []
+
+    async def charge(ctx: tn.ToolContext) -> Any:
+        seen.append((ctx.call_id, ctx.answer is not None))
+        if ctx.answer is None:
+            return tn.pending(kind="approval", prompt="Charge?", id="p1")
+        return "charged"
+
+    async def main() -> None:
+        tk = tn.Toolkit([tn.define_tool(charge, name="charge")])
+        mock.script([openai_calls(("call-7", "charge", "{}")), openai_text("ok")])
+        await client(mock, wait_for=lambda req: tn.answer_output(req.id, "yes")).run("hi", tk)
+        mock.script([openai_calls(("call-8", "charge", "{}")), openai_text("ok")])
+        halted = await client(mock).run("hi", tk)
+        await client(mock).run_with_answer(tk, halted.messages, halted.pending, tn.answer_output("p1", "yes"))
+        await tk.execute("charge", {})
+
+    asyncio.run(main())
+    assert seen == [("call-7", False), ("call-7", True), ("call-8", False), ("call-8", True), ("", False)]
+
+
+def test_the_private_seams_upstream_tests_reach(monkeypatch: Any) -> None:
+    import toolnexus.client as client_mod
+
+    assert [client_mod._parse_retry_after(v) for v in ("0", " 7 ", "1.5", "-1", None)] == [0, 7, None, None, None]
+    sent: list[dict] = []
+
+    def fake_post(url: str, headers: dict, payload: dict, timeout: float) -> dict:
+        sent.append(payload)
+        return openai_text("faked")["body"]
+
+    c = tn.create_client(base_url="http://127.0.0.1:9/v1", style="openai", model="m", api_key="k")
+    monkeypatch.setattr(client_mod, "_post", fake_post)
+    assert asyncio.run(c.run("hi")).text == "faked"
+    assert sent[0]["messages"][-1] == {"role": "user", "content": "hi"}
+    monkeypatch.undo()  # back to the engine's own transport: the dead port refuses
+    with pytest.raises(tn.NetworkError):
+        asyncio.run(tn.create_client(base_url="http://127.0.0.1:9/v1", style="openai", model="m", api_key="k",
+                                     retries=0).run("hi"))
 
 
 def test_wait_for_sync_and_async_and_dict_answers(mock: MockModel) -> None:

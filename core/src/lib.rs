@@ -43,7 +43,8 @@ pub use answer::{
     PendingSpec, Reason, AUTH_REQUIRED_PROMPT,
 };
 pub use client::{
-    Client, ClientOptions, RunInput, Style, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES,
+    retry_after_seconds, Client, ClientOptions, RunInput, Style, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS,
+    DEFAULT_RETRYABLE_STATUSES,
 };
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{

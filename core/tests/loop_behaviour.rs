@@ -367,6 +367,26 @@ async fn on_error_fail_stops_retrying_and_extra_statuses_widen_the_set() {
 }
 
 #[tokio::test]
+async fn a_run_cut_short_by_max_turns_reports_the_last_assistant_text_as_upstream() {
+    let calls = || ScriptedReply::openai_calls(&[("c1", "t", "{}")]);
+    let mut with_text = calls();
+    with_text.body["choices"][0]["message"]["content"] = json!("thinking");
+    // openai: the last assistant message with text, even when a later turn had none.
+    let (mut o, _t) = scripted_client(Style::OpenAi, vec![with_text, calls()]);
+    o.max_turns = 2;
+    let tk = Toolkit::new(vec![text_tool("t", "x")]).unwrap();
+    let r = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap();
+    assert_eq!((r.status, r.text.as_str()), (RunStatus::Incomplete, "thinking"));
+    // anthropic: none.
+    let mut use_and_text = ScriptedReply::anthropic_calls(&[("u1", "t", json!({}))]);
+    use_and_text.body["content"].as_array_mut().unwrap().insert(0, json!({"type": "text", "text": "thinking"}));
+    let (mut o, _t) = scripted_client(Style::Anthropic, vec![use_and_text]);
+    o.max_turns = 1;
+    let r = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap();
+    assert_eq!((r.status, r.text.as_str()), (RunStatus::Incomplete, ""));
+}
+
+#[tokio::test]
 async fn max_turns_zero_sends_nothing_and_ends_incomplete() {
     let (mut o, t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_text("never")]);
     o.max_turns = 0;
@@ -548,9 +568,13 @@ async fn a_missing_api_key_is_a_config_error_that_names_the_variables() {
     let e = Client::new(o).unwrap().run("go", None).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config);
     assert!(e.message().contains("OPENAI_API_KEY"));
-    // A host transport may authenticate on its own: no key, no auth header, no error.
+    // A host transport changes nothing (as upstream): the run fails before any request.
     let (mut o, t) = scripted_client(Style::Anthropic, vec![ScriptedReply::anthropic_text("hi")]);
     o.api_key = None;
+    let e = Client::new(o.clone()).unwrap().run("go", None).await.unwrap_err();
+    assert_eq!((e.kind(), t.requests().len()), (ErrorKind::Config, 0));
+    // Unless no key is required: then no auth header of the engine's own is sent.
+    o.require_api_key = false;
     assert_eq!(Client::new(o).unwrap().run("go", None).await.unwrap().text, "hi");
     let names: Vec<String> = t.requests()[0].headers.iter().map(|(k, _)| k.clone()).collect();
     assert_eq!(names, ["anthropic-version", "content-type"]);

@@ -104,8 +104,8 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-def tool_context(answer: Optional[dict], timeout: Optional[float]) -> ToolContext:
-    return ToolContext(timeout=timeout, answer=answer_from_wire(answer) if answer else None)
+def tool_context(answer: Optional[dict], timeout: Optional[float], call_id: str) -> ToolContext:
+    return ToolContext(timeout=timeout, answer=answer_from_wire(answer) if answer else None, call_id=call_id)
 
 
 def result_wire(result: Any) -> dict:

@@ -4,7 +4,7 @@ from typing import Any, Optional, Sequence, final
 
 __all__ = [
     "Client", "ENGINE_VERSION", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
-    "answer_output", "http_post", "normalize_answer", "pending", "relay_answer_dict",
+    "answer_output", "http_post", "normalize_answer", "parse_retry_after", "pending", "relay_answer_dict",
     "sanitize",
 ]
 
@@ -55,6 +55,7 @@ def _complete(token: int, value: Any) -> None: ...
 def _fail(token: int, exc: BaseException) -> None: ...
 def _after_fork_child() -> None: ...
 def sanitize(value: str) -> str: ...
+def parse_retry_after(value: Optional[str]) -> Optional[int]: ...
 def pending(
     kind: str,
     prompt: str,

@@ -81,15 +81,41 @@ class HttpTransport(Protocol):
     def open(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> Any: ...  # noqa: A003
 
 
+def _parse_retry_after(value: Optional[str]) -> Optional[int]:
+    """The delay-seconds a ``Retry-After`` value asks for (``0`` is "now"), or None for any
+    other form (dates, fractions, signs): the engine's rule, for code written against the
+    published package's private helper."""
+    return _native.parse_retry_after(value)
+
+
+def _post(url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """One blocking JSON POST through the engine's own HTTP client: the parsed body, or a
+    :class:`ProviderError` for a non-2xx answer. The published package's tests replace this
+    module attribute to fake the model; a client whose transport is the default then sends
+    its requests through the replacement (looked up at each run, so patching it costs the
+    default path nothing)."""
+    status, text, retry_after = _native.http_post(url, list(headers.items()), json.dumps(payload), timeout)
+    if not 200 <= status < 300:
+        raise ProviderError(status, text, retry_after)
+    return json.loads(text)
+
+
+_DEFAULT_POST = _post
+
+
+class _ReplacedPost:
+    """The transport of a default client while ``toolnexus.client._post`` is replaced."""
+
+    def post(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return _post(url, headers, payload, timeout)
+
+
 class UrllibTransport:
     """The default transport: the engine's own pooled keep-alive HTTP client (the GIL is
     released while it waits). Passing one as ``http_transport`` is the same as passing none."""
 
     def post(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-        status, text, retry_after = _native.http_post(url, list(headers.items()), json.dumps(payload), timeout)
-        if not 200 <= status < 300:
-            raise ProviderError(status, text, retry_after)
-        return json.loads(text)
+        return _post(url, headers, payload, timeout)
 
     def open(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> Any:  # noqa: A003
         raise NotImplementedError("toolnexus: streaming is not available in this build yet")
@@ -211,10 +237,21 @@ class Client:
         found = (_hook(hooks, "before_llm"), _hook(hooks, "after_llm"), _hook(hooks, "before_tool"),
                  _hook(hooks, "after_tool"))
         transport = None if type(self._transport) is UrllibTransport else self._transport
-        self._native = _native.Client(
-            options, wait_for, found if any(found) else None, on_error, body_transform, transport,
-        )
+        native_args = (options, wait_for, found if any(found) else None, on_error, body_transform)
+        self._native = _native.Client(*native_args, transport)
         _warn(self._native.warnings)
+        # The engine's transport is used as long as ``_post`` is the package's own; a client
+        # made for a replaced ``_post`` is built on first need.
+        self._default_transport = transport is None
+        self._native_args = native_args
+        self._native_replaced: Optional[_native.Client] = None
+
+    def _engine_client(self) -> _native.Client:
+        if not self._default_transport or _post is _DEFAULT_POST:
+            return self._native
+        if self._native_replaced is None:
+            self._native_replaced = _native.Client(*self._native_args, _ReplacedPost())
+        return self._native_replaced
 
     @property
     def conversation_store(self) -> Optional[ConversationStore]:
@@ -235,7 +272,7 @@ class Client:
         native_tk = toolkit._native if toolkit is not None else None
         if history is not None and not isinstance(history, list):
             history = list(history)
-        handle = self._native.start(
+        handle = self._engine_client().start(
             _bridge.loop_waker(loop), fut, native_tk, prompt, history or None, pending, answer, cancel,
         )
         watcher = None

@@ -63,11 +63,14 @@ class Answer:
 class ToolContext:
     """What a tool learns about its call. ``answer`` is set only when the tool re-runs to consume
     the resolution of its own suspension; ``timeout`` is the run's time left, in seconds;
-    ``signal`` is reserved for a cancellation token."""
+    ``signal`` is reserved for a cancellation token; ``call_id`` is the provider's id of this
+    tool call, the same on the first run, the re-run with the answer and a durable resume: use
+    it as the idempotency key of a side effect (``""`` when the tool is run directly)."""
 
     signal: Optional[Any] = None
     timeout: Optional[float] = None
     answer: Optional[Answer] = None
+    call_id: str = ""
 
 
 #: A tool's execute: ``async (args, ctx) -> ToolResult``.

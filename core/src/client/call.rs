@@ -131,12 +131,19 @@ fn decode(resp: &HttpResponse) -> Result<Value> {
 /// `Retry-After` as a delay: ASCII digits only, `0..=2147483647` seconds; anything else
 /// (dates, fractions, signs, garbage) is `None` and the caller backs off instead.
 pub(crate) fn retry_after(value: Option<&str>) -> Option<Duration> {
-    let s = value?.trim();
+    retry_after_seconds(value?).map(Duration::from_secs)
+}
+
+/// The delay a `Retry-After` value asks for, in whole seconds, when it is in the only form
+/// the engine honours: delay-seconds (`1*DIGIT`), at most 2147483647, `0` meaning "now".
+/// Dates, fractions, signs and anything else are `None`: the engine backs off instead.
+pub fn retry_after_seconds(value: &str) -> Option<u64> {
+    let s = value.trim();
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let n: u64 = s.parse().ok()?;
-    (n <= RETRY_AFTER_MAX).then(|| Duration::from_secs(n))
+    (n <= RETRY_AFTER_MAX).then_some(n)
 }
 
 /// `base * 2^attempt` plus up to 100 ms of jitter.

@@ -7,12 +7,13 @@
 //! (`incomplete`).
 
 mod call;
+pub use call::retry_after_seconds;
 mod options;
 mod options_json;
 mod resume;
 mod run;
 mod turn;
-mod wire;
+pub(crate) mod wire;
 
 use std::sync::Arc;
 

@@ -58,6 +58,11 @@ pub struct ClientOptions {
     /// The API key; when `None`, read at run time from `OPENROUTER_API_KEY`, then the
     /// style's own variable, then `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`. Never logged.
     pub api_key: Option<String>,
+    /// Whether a run without any API key fails before its first request (default `true`, as
+    /// the Python, JS and Go ports do, a host transport or not). `false` sends no auth header
+    /// instead, for a transport or gateway that authenticates on its own (the Clojure port's
+    /// behaviour).
+    pub require_api_key: bool,
     /// Extra request headers (they win over the engine's own). Values are never logged.
     pub headers: Vec<(String, String)>,
     /// The system prompt.
@@ -102,6 +107,7 @@ impl ClientOptions {
             style,
             model: model.into(),
             api_key: None,
+            require_api_key: true,
             headers: Vec::new(),
             system_prompt: None,
             max_turns: 10,
@@ -152,8 +158,8 @@ impl ClientOptions {
         }
     }
 
-    /// The API key, from the options or the environment. `None` only with a host transport,
-    /// which may authenticate on its own: the engine then sends no auth header of its own.
+    /// The API key, from the options or the environment. `None` only when no key is required:
+    /// the engine then sends no auth header of its own.
     pub(crate) fn resolve_key(&self) -> Result<Option<String>> {
         if let Some(k) = self.api_key.as_ref().filter(|k| !k.is_empty()) {
             return Ok(Some(k.clone()));
@@ -165,10 +171,10 @@ impl ClientOptions {
         let found = ["OPENROUTER_API_KEY", own, "OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
             .iter()
             .find_map(|v| std::env::var(v).ok().filter(|k| !k.is_empty()));
-        match (found, &self.transport) {
+        match (found, self.require_api_key) {
             (Some(k), _) => Ok(Some(k)),
-            (None, Some(_)) => Ok(None),
-            (None, None) => Err(Error::new(
+            (None, false) => Ok(None),
+            (None, true) => Err(Error::new(
                 ErrorKind::Config,
                 "No API key: set api_key or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY",
             )),

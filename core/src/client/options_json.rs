@@ -14,11 +14,12 @@ use crate::types::json_type;
 use crate::warning::{Parsed, Warning};
 
 /// Every key [`ClientOptions::from_json`] reads.
-pub const CLIENT_OPTION_KEYS: [&str; 18] = [
+pub const CLIENT_OPTION_KEYS: [&str; 19] = [
     "base_url",
     "style",
     "model",
     "api_key",
+    "require_api_key",
     "headers",
     "system_prompt",
     "max_turns",
@@ -120,6 +121,9 @@ impl ClientOptions {
         let mut opts =
             ClientOptions::new(r.required("base_url")?, Style::parse(&r.required("style")?)?, r.required("model")?);
         opts.api_key = r.string("api_key")?;
+        if let Some(v) = r.get("require_api_key") {
+            opts.require_api_key = v.as_bool().ok_or_else(|| Reader::wrong("require_api_key", "a boolean", v))?;
+        }
         opts.system_prompt = r.string("system_prompt")?;
         if let Some(h) = r.object("headers")? {
             opts.headers = h

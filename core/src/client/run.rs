@@ -184,6 +184,12 @@ impl Client {
                 return Ok(st.finish_pending(req));
             }
         }
+        // The text of a run cut short, as upstream: openai the last assistant text in the
+        // transcript, anthropic none (its interim text rode beside tool calls).
+        st.last_text = match opts.style {
+            Style::OpenAi => wire::last_assistant_text(&st.messages),
+            Style::Anthropic => String::new(),
+        };
         Ok(st.finish(RunStatus::Incomplete, Some(LIMIT_MAX_TURNS.to_string())))
     }
 }

@@ -361,6 +361,17 @@ pub(crate) fn results_after(messages: &[Value]) -> (Vec<(String, Value)>, usize)
     (found, used)
 }
 
+/// The content of the last assistant message whose content is a string (openai shape).
+pub(crate) fn last_assistant_text(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .find_map(|m| m.get("content").and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The result text written for a call that never got one.
 pub(crate) const NO_RESULT: &str = "no result: the run stopped before this tool call completed";
 

@@ -76,9 +76,10 @@
 
 (defn client-options
   "The engine's options JSON data for Clojure client options (host functions left out,
-  nil values dropped). `:style` may be a keyword; `:headers` names may be keywords."
+  nil values dropped). `:style` may be a keyword; `:headers` names may be keywords. As in
+  the Clojure port, a run with no API key anywhere is not an error: it sends no auth header."
   [opts]
-  (into {}
+  (into {:require_api_key false}
         (keep (fn [[k v]]
                 (when-let [wire (option-keys k)]
                   (when (some? v)
