@@ -135,17 +135,31 @@ func (s *scenarioState) count(name string) {
 	s.calls[name]++
 }
 
-// waitFor answers with the scenario's next entry: null is "no answer" (the zero Answer),
-// otherwise the entry with the Request's id copied in.
+// waitFor answers with the entry `for` the Request's id, else the next entry without one:
+// null is "no answer" (the zero Answer), otherwise the entry with the Request's id copied in.
 func (s *scenarioState) waitFor(req tn.Request) (tn.Answer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.waitRequests = append(s.waitRequests, roundTrip(req))
-	if len(s.answers) == 0 {
+	at := -1
+	for i, a := range s.answers {
+		var named struct {
+			For *string `json:"for"`
+		}
+		_ = json.Unmarshal(a, &named)
+		if named.For != nil && *named.For == req.ID {
+			at = i
+			break
+		}
+		if at < 0 && named.For == nil {
+			at = i
+		}
+	}
+	if at < 0 {
 		return tn.Answer{}, nil
 	}
-	next := s.answers[0]
-	s.answers = s.answers[1:]
+	next := s.answers[at]
+	s.answers = append(s.answers[:at:at], s.answers[at+1:]...)
 	if string(next) == "null" {
 		return tn.Answer{}, nil
 	}
@@ -282,7 +296,7 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 		state.mu.Lock()
 		same(t, where, "calls", roundTrip(calls), roundTrip(state.calls))
 		if sc.WaitFor != nil {
-			same(t, where, "wait_for_requests", roundTrip(step.Expect.WaitForRequests), roundTrip(state.waitRequests))
+			same(t, where, "wait_for_requests", asSet(roundTrip(step.Expect.WaitForRequests)), asSet(roundTrip(state.waitRequests)))
 		}
 		state.mu.Unlock()
 		if n := mock.unused(); n != 0 {
@@ -352,6 +366,30 @@ func errorShape(err error) any {
 }
 
 // roundTrip is v as generic JSON (so values compare the way JSON does).
+// asSet orders a list by each entry's compact JSON: one turn's suspensions are waited for
+// concurrently, so the order the resolver saw them in is not the rule.
+func asSet(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	keyed := make([]string, len(list))
+	for i, e := range list {
+		b, _ := json.Marshal(e)
+		keyed[i] = string(b)
+	}
+	idx := make([]int, len(list))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return keyed[idx[a]] < keyed[idx[b]] })
+	out := make([]any, len(list))
+	for i, j := range idx {
+		out[i] = list[j]
+	}
+	return out
+}
+
 func roundTrip(v any) any {
 	raw, err := json.Marshal(v)
 	if err != nil {

@@ -3,9 +3,10 @@ package toolnexus
 import "encoding/json"
 
 // Relay tools: declared to the model, executed by the host. A relay call suspends the run
-// with one Request of kind RelayKind per assistant turn, carrying every relay call of that
-// turn under Data["calls"]; the host answers with RelayAnswer (or the single-call shorthand
-// Data {"output", "isError"}). The engine does the routing; these are the host's helpers.
+// with a Request of kind RelayKind carrying it under Data["calls"]: with WaitFor each call is
+// its own Request; a durable halt carries every relay call of the turn in one. The host
+// answers with RelayAnswer (or the single-call shorthand Data {"output", "isError"}). The
+// engine does the routing; these are the host's helpers.
 
 // RelayKind is the Request.Kind of a relayed tool call.
 const RelayKind = "tool_call"

@@ -319,3 +319,61 @@ func TestToolsMayBlockAndSpawnGoroutines(t *testing.T) {
 		t.Fatal("too slow")
 	}
 }
+
+// A host may park every WaitFor of a turn and answer them together (a proxy that learns the N
+// calls, answers them on its next HTTP turn): each parallel suspension gets its own WaitFor,
+// concurrently, carrying just its own relay call.
+func TestParallelSuspensionsAreWaitedForConcurrently(t *testing.T) {
+	mock := newMock(t)
+	mock.script(callReply("c1:alpha", "c2:beta", "c3:gamma"), textReply("all parked calls answered"))
+	type parked struct {
+		req   tn.Request
+		reply chan tn.Answer
+	}
+	arrivals := make(chan parked, 3)
+	c := openaiClient(t, mock, func(o *tn.ClientOptions) {
+		o.WaitFor = func(req tn.Request) (tn.Answer, error) {
+			p := parked{req: req, reply: make(chan tn.Answer, 1)}
+			arrivals <- p
+			return <-p.reply, nil
+		}
+	})
+	tk := toolkit(t, tn.RelayTool("alpha", "", nil), tn.RelayTool("beta", "", nil), tn.RelayTool("gamma", "", nil))
+	done := make(chan tn.RunResult, 1)
+	go func() {
+		res, err := c.Run(testCtx(t), "go", tk)
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+		done <- res
+	}()
+	var all []parked
+	for len(all) < 3 {
+		select {
+		case p := <-arrivals:
+			all = append(all, p)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of 3 suspensions reached WaitFor before any was answered", len(all))
+		}
+	}
+	for _, p := range all {
+		calls := tn.RelayCallsOf(&p.req)
+		if len(calls) != 1 {
+			t.Fatalf("a WaitFor carried %d calls, want its own one", len(calls))
+		}
+		p.reply <- tn.Answer{ID: p.req.ID, Ok: true, Data: map[string]any{tn.RelayOutputKey: "out-" + calls[0].Name}}
+	}
+	select {
+	case res := <-done:
+		if res.Status != "done" || res.Text != "all parked calls answered" || len(res.ToolCalls) != 3 {
+			t.Fatalf("status=%q text=%q calls=%d", res.Status, res.Text, len(res.ToolCalls))
+		}
+		for i, name := range []string{"alpha", "beta", "gamma"} {
+			if res.ToolCalls[i].Output != "out-"+name {
+				t.Fatalf("call %d output %q", i, res.ToolCalls[i].Output)
+			}
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run never went on after the parked answers")
+	}
+}

@@ -56,12 +56,20 @@ def make_tool(spec: dict[str, Any], counts: dict[str, int], sync: bool) -> tn.To
     return tn.define_tool(run, name=name, description=spec.get("description", ""), input_schema=spec["input_schema"])
 
 
+def _compact(v: Any) -> str:
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
 def make_wait_for(answers: list[Any], seen: list[dict[str, Any]], sync: bool) -> Any:
     queue = list(answers)
 
     def answer(req: tn.Request) -> Any:
         seen.append(request_to_wire(req))
-        nxt = queue.pop(0)
+        # An answer may name the Request it is for; the others go in order.
+        at = next((i for i, a in enumerate(queue) if a is not None and a.get("for") == req.id), None)
+        if at is None:
+            at = next(i for i, a in enumerate(queue) if a is None or "for" not in a)
+        nxt = queue.pop(at)
         if nxt is None:
             return None
         return tn.Answer(id=req.id, ok=nxt["ok"], data=nxt.get("data"), reason=nxt.get("reason"))
@@ -150,9 +158,11 @@ async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
             for s in mock.seen
         ]
         got["calls"] = dict(counts)
+        expect = dict(step["expect"])
         if sc.get("wait_for") is not None:
-            got["wait_for_requests"] = list(seen_requests)
-        expect = step["expect"]
+            # One turn's suspensions are waited for concurrently: compared as a set.
+            got["wait_for_requests"] = sorted(seen_requests, key=_compact)
+            expect["wait_for_requests"] = sorted(expect.get("wait_for_requests") or [], key=_compact)
         for key, value in got.items():
             want = expect.get(key, {} if key == "calls" else None)
             if want != value:

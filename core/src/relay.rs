@@ -1,8 +1,9 @@
 //! Relay tools: declared to the model, executed by the host. A relay call suspends the run
-//! with a `tool_call` Request; every relay call of one assistant turn rides that one Request
-//! under `data.calls`, and the host's Answer supplies the outputs under `data.results` (or the
-//! single-call shorthand `data.output` / `data.isError`). Relay is a use of the suspension
-//! primitive, not a second mechanism.
+//! with a `tool_call` Request carrying it under `data.calls`: inline (`wait_for`) each call is
+//! its own Request; on a durable halt every relay call of the assistant turn rides one. The
+//! host's Answer supplies the outputs under `data.results` (or the single-call shorthand
+//! `data.output` / `data.isError`). Relay is a use of the suspension primitive, not a second
+//! mechanism.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -61,8 +62,9 @@ pub fn relay_answer(request_id: &str, results: &[RelayResult]) -> Answer {
     Answer { id: request_id.into(), ok: true, data: Some(data), reason: None }
 }
 
-/// The one Request that carries every relay call of a turn. Its id is derived from the first
-/// call's provider id, so it is unique per turn and the same every time the turn is replayed.
+/// The Request that carries `calls` (one inline, every relay call of the turn on a durable
+/// halt). Its id is derived from the first call's provider id, so it is unique per turn and
+/// the same every time the turn is replayed.
 pub(crate) fn relay_request(calls: &[RelayCall]) -> Request {
     let names = calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>();
     let prompt = match names.as_slice() {

@@ -79,11 +79,19 @@ struct ScriptedWaitFor {
 impl WaitFor for ScriptedWaitFor {
     fn wait_for(&self, request: Request) -> toolnexus::HookFuture<Option<Answer>> {
         self.seen.lock().unwrap().push(request.to_json());
-        let next = self.answers.lock().unwrap().pop_front().expect("wait_for called more often than scripted");
+        let next = {
+            let mut answers = self.answers.lock().unwrap();
+            // An answer may name the Request it is `for`; the others go in order.
+            let mine = answers.iter().position(|a| a.get("for").and_then(Value::as_str) == Some(request.id.as_str()));
+            let free = || answers.iter().position(|a| a.get("for").is_none());
+            let at = mine.or_else(free).expect("wait_for called more often than scripted");
+            answers.remove(at).unwrap()
+        };
         let answer = if next.is_null() {
             None
         } else {
             let mut a = next.as_object().unwrap().clone();
+            a.remove("for");
             a.insert("id".into(), json!(request.id));
             Some(Answer::from_json(&Value::Object(a)).unwrap())
         };
@@ -218,12 +226,18 @@ async fn replay(path: &Path) -> (Value, Vec<String>) {
         let calls: Map<String, Value> = counts.lock().unwrap().iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         got.insert("calls".into(), Value::Object(calls));
         if let Some(w) = &wait_for {
-            got.insert("wait_for_requests".into(), Value::Array(w.seen.lock().unwrap().clone()));
+            let mut seen = w.seen.lock().unwrap().clone();
+            // One turn's suspensions are waited for concurrently: their order is not the rule.
+            seen.sort_by_key(Value::to_string);
+            got.insert("wait_for_requests".into(), Value::Array(seen));
         }
         if mock.remaining() != 0 {
             failures.push(format!("{name} step {i}: {} scripted replies were never requested", mock.remaining()));
         }
-        let expect = step.get("expect").cloned().unwrap_or(json!({}));
+        let mut expect = step.get("expect").cloned().unwrap_or(json!({}));
+        if let Some(Value::Array(w)) = expect.get_mut("wait_for_requests") {
+            w.sort_by_key(Value::to_string);
+        }
         for (k, v) in &got {
             let want = expect.get(k).cloned().unwrap_or_else(|| if k == "calls" { json!({}) } else { Value::Null });
             if &want != v {

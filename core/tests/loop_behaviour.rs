@@ -367,6 +367,44 @@ async fn on_error_fail_stops_retrying_and_extra_statuses_widen_the_set() {
 }
 
 #[tokio::test]
+async fn each_parallel_suspension_gets_its_own_wait_for_all_at_once() {
+    // A host may park every wait_for and answer them together (the Go port's parking proxy):
+    // that only works if all of a turn's suspensions reach it before any is answered.
+    let calls = [("c1", "alpha", "{}"), ("c2", "beta", "{}"), ("c3", "gamma", "{}")];
+    let (mut o, _t) = scripted_client(
+        Style::OpenAi,
+        vec![ScriptedReply::openai_calls(&calls), ScriptedReply::openai_text("all answered")],
+    );
+    let all_parked = Arc::new(tokio::sync::Barrier::new(3));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (b, s) = (all_parked.clone(), seen.clone());
+    o.wait_for = Some(Arc::new(move |req: Request| {
+        let (b, s) = (b.clone(), s.clone());
+        async move {
+            let names: Vec<String> = toolnexus::relay::relay_calls_of(&req).into_iter().map(|c| c.name).collect();
+            s.lock().unwrap().push(names.clone());
+            b.wait().await;
+            Ok(Some(answer_output(&req.id, &format!("out-{}", names.join(",")))))
+        }
+    }));
+    let tk = Toolkit::new(vec![
+        Tool::relay("alpha", "", None),
+        Tool::relay("beta", "", None),
+        Tool::relay("gamma", "", None),
+    ])
+    .unwrap();
+    let client = Client::new(o).unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(5), client.run("go", Some(&tk)))
+        .await
+        .expect("the suspensions were waited for one at a time")
+        .unwrap();
+    assert_eq!(r.text, "all answered");
+    assert_eq!(*seen.lock().unwrap(), [["alpha"], ["beta"], ["gamma"]]);
+    let outputs: Vec<&str> = r.tool_calls.iter().map(|c| c.output.as_str()).collect();
+    assert_eq!(outputs, ["out-alpha", "out-beta", "out-gamma"]);
+}
+
+#[tokio::test]
 async fn a_run_cut_short_by_max_turns_reports_the_last_assistant_text_as_upstream() {
     let calls = || ScriptedReply::openai_calls(&[("c1", "t", "{}")]);
     let mut with_text = calls();

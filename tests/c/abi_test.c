@@ -579,8 +579,9 @@ static void test_host_errors_sanitize_and_execute_call(tn_toolkit *tk, host_t *h
   CHECK(st == TN_OK && strstr(out, "\"deployed\"") != NULL, "execute_call with an answer: %s", out ? out : "");
   tn_string_free(out);
 
-  /* A host failure ends the run with the host's own reference in the error JSON; with a host
-   * transport and no API key anywhere, the engine sends no auth header rather than failing. */
+  /* A host failure ends the run with the host's own reference in the error JSON. With no API
+   * key anywhere a run fails before any request, a host transport or not, unless the client
+   * says no key is required: then the engine sends no auth header of its own. */
   const char *replies[] = {CALLS(CALL("c1", "deploy", "{}"))};
   script_t s;
   script_init(&s, replies, 1);
@@ -589,10 +590,18 @@ static void test_host_errors_sanitize_and_execute_call(tn_toolkit *tk, host_t *h
   cb.transport = script_transport;
   cb.wait_for = refuse;
   tn_client *c = NULL;
-  const char *keyless = "{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\"}";
+  const char *keyless = "{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\"";
+  char options[160];
   int no_env_key = !getenv("OPENAI_API_KEY") && !getenv("OPENROUTER_API_KEY") && !getenv("ANTHROPIC_API_KEY");
-  tn_client_new(no_env_key ? keyless : "{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}",
-                &cb, &c, NULL);
+  if (no_env_key) {
+    snprintf(options, sizeof options, "%s}", keyless);
+    tn_client_new(options, &cb, &c, NULL);
+    tj_free(run(c, tk, "{\"prompt\":\"deploy\"}", &st));
+    CHECK(st == TN_ERR_CONFIG && s.requests == 0, "no API key: a config error before any request (%d)", st);
+    tn_client_free(c);
+  }
+  snprintf(options, sizeof options, "%s,\"require_api_key\":false}", keyless);
+  tn_client_new(options, &cb, &c, NULL);
   tj *e = run(c, tk, "{\"prompt\":\"deploy\"}", &st);
   CHECK(st == TN_ERR_HOST, "a failing wait_for ends the run: %d", st);
   const tj *ref = tj_get(e, "host_ref");

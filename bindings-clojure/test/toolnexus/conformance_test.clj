@@ -101,14 +101,26 @@
        :body (json/write-str (:body reply))}
       {:status 599 :headers {} :body "{\"error\":{\"message\":\"no reply left\"}}"})))
 
+(defn- take-answer!
+  "Removes and returns the answer `for` the Request `id`, else the first naming none."
+  [answers id]
+  (let [taken (volatile! nil)]
+    (swap! answers
+           (fn [as]
+             (let [i (or (first (keep-indexed #(when (and %2 (= id (:for %2))) %1) as))
+                         (first (keep-indexed #(when-not (and %2 (contains? %2 :for)) %1) as)))]
+               (vreset! taken (when i (nth as i)))
+               (if i (into (subvec as 0 i) (subvec as (inc i))) as))))
+    @taken))
+
 (defn- resolver
-  "The :wait-for: records each Request and answers the scenario's next answer, its id copied
-  from the Request (nil = no answer)."
+  "The :wait-for: records each Request and answers with the scenario's answer for it, its id
+  copied from the Request (nil = no answer)."
   [state]
   (fn [request]
     (swap! (:wait-requests state) conj request)
-    (when-let [a (pop-first! (:answers state))]
-      (assoc a :id (:id request)))))
+    (when-let [a (take-answer! (:answers state) (:id request))]
+      (-> a (dissoc :for) (assoc :id (:id request))))))
 
 (defn- gate
   "The scenario's `before_tool` hook: a call of a listed tool is answered with the suspension
@@ -179,7 +191,9 @@
                   (str where ": result" (when-let [e (:error outcome)] (str " (threw " (ex-message e) ")")))))
             (is (= (or (:calls expect) {}) @(:calls state)) (str where ": calls"))
             (when (vector? (:wait_for sc))
-              (is (= (:wait_for_requests expect) @(:wait-requests state)) (str where ": wait_for_requests")))
+              ;; One turn's suspensions are waited for concurrently: compared as a set.
+              (is (= (frequencies (:wait_for_requests expect)) (frequencies @(:wait-requests state)))
+                  (str where ": wait_for_requests")))
             (is (empty? @(:replies state)) (str where ": every scripted reply was requested")))
           (recur (rest steps) (inc i) (:result outcome)))))))
 

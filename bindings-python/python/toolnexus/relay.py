@@ -1,8 +1,8 @@
 """Relay tools: declared to the model, executed by the host.
 
-A relay call suspends the run with a ``tool_call`` :class:`Request`; every relay call of one
-assistant turn rides that one Request under ``data["calls"]`` (each ``{id, name, input,
-arguments}``). The host runs the calls itself and answers with :func:`relay_answer` (one result
+A relay call suspends the run with a ``tool_call`` :class:`Request` carrying it under
+``data["calls"]`` (each ``{id, name, input, arguments}``): with ``wait_for`` each call is its own
+Request, all of a turn's at once; a durable halt carries every relay call of the turn in one. The host runs the calls itself and answers with :func:`relay_answer` (one result
 per call id) or, for a single call, ``answer_output``-style ``data={"output": ..., "isError": ...}``.
 A declined relay is the error result ``relay declined for <name>: <reason>`` and the run goes on.
 """

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures_util::future::join_all;
+use futures_util::future::try_join_all;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -58,66 +58,32 @@ enum Slot {
 impl ToolEnv<'_> {
     /// Settles `calls` according to `plans` (one plan per call).
     pub async fn run_turn(&self, calls: &[Call], plans: Vec<Plan>, turn: u32) -> Result<TurnOutcome> {
-        let slots = join_all(calls.iter().zip(plans).map(|(c, p)| self.first_pass(c, p, turn))).await;
-        let mut slots = slots.into_iter().collect::<Result<Vec<Slot>>>()?;
+        // Each call runs, and with `wait_for` also waits for its answer, on its own: the host
+        // sees one `wait_for` per suspension, all at once (it may park them and answer them
+        // together). The first failure ends the turn and drops the others.
+        let passes = calls.iter().zip(plans).map(|(c, p)| self.first_pass(c, p, turn));
+        let mut slots = try_join_all(passes).await?;
         let mut out = TurnOutcome { entries: Vec::with_capacity(calls.len()), records: Vec::new(), halted: None };
+        // Durable only from here: what is still suspended halts the run, in call order.
         let relayed = relay_calls(calls, &slots);
-        let relay_req = (!relayed.is_empty()).then(|| relay_request(&relayed));
-        let first_relay = relayed.first().map(|c| c.id.clone());
-        let mut relay_answer: Option<Answer> = None;
         for i in 0..calls.len() {
             let call = &calls[i];
-            let slot = std::mem::replace(&mut slots[i], Slot::Kept(Value::Null));
-            let (args, result) = match slot {
-                Slot::Kept(v) => {
-                    out.entries.push(Entry::Verbatim(v));
-                    continue;
+            match std::mem::replace(&mut slots[i], Slot::Kept(Value::Null)) {
+                Slot::Kept(v) => out.entries.push(Entry::Verbatim(v)),
+                Slot::Final(args, result) => out.push(call, args, result),
+                Slot::Suspended(args, request) => {
+                    out.push(call, args, ToolResult::error(request.prompt.clone()));
+                    out.halted = Some(request);
+                    break;
                 }
-                Slot::Final(args, result) => (args, result),
-                Slot::Suspended(args, request) => match self.opts.wait_for.as_ref() {
-                    Some(w) => {
-                        let answer = w.wait_for(request.clone()).await?;
-                        if let Some(a) = &answer {
-                            check_answer_id(&request, a)?;
-                        }
-                        let result = self.settle_answered(call, &args, &request, answer, turn).await?;
-                        (args, result)
-                    }
-                    None => {
-                        let placeholder = ToolResult::error(request.prompt.clone());
-                        out.push(call, args, placeholder);
-                        out.halted = Some(request);
-                        break;
-                    }
-                },
                 Slot::RelaySuspended(args) => {
-                    let request = relay_req.clone().unwrap_or_else(|| relay_request(&[]));
-                    let first = first_relay.as_deref() == Some(call.id.as_str());
-                    let answer = match (&relay_answer, self.opts.wait_for.as_ref()) {
-                        (Some(a), _) => a.clone(),
-                        (None, Some(w)) => {
-                            let a = w.wait_for(request.clone()).await?.unwrap_or_else(|| Answer {
-                                id: request.id.clone(),
-                                ok: false,
-                                data: None,
-                                reason: None,
-                            });
-                            check_answer_id(&request, &a)?;
-                            relay_answer = Some(a.clone());
-                            a
-                        }
-                        (None, None) => {
-                            out.push(call, args, ToolResult::error(request.prompt.clone()));
-                            out.halted = Some(request);
-                            break;
-                        }
-                    };
-                    let result = relay_result(&answer, &call.id, &call.name, first);
-                    let result = self.after_tool(call, &args, result, turn).await?;
-                    (args, result)
+                    // Every relay call of the turn rides this one Request.
+                    let request = relay_request(&relayed);
+                    out.push(call, args, ToolResult::error(request.prompt.clone()));
+                    out.halted = Some(request);
+                    break;
                 }
-            };
-            out.push(call, args, result);
+            }
         }
         Ok(out)
     }
@@ -133,18 +99,44 @@ impl ToolEnv<'_> {
                 });
             }
         };
-        match plan {
-            Plan::Keep(v) => Ok(Slot::Kept(v)),
-            Plan::Run => self.run_fresh(call, args, turn).await,
+        let slot = match plan {
+            Plan::Keep(v) => return Ok(Slot::Kept(v)),
+            Plan::Run => self.run_fresh(call, args, turn).await?,
             Plan::Resume(request, answer) => {
                 let result = self.settle_answered(call, &args, &request, Some(answer), turn).await?;
-                Ok(Slot::Final(args, result))
+                return Ok(Slot::Final(args, result));
             }
             Plan::Relay(answer, first) => {
                 let result = relay_result(&answer, &call.id, &call.name, first);
                 let result = self.after_tool(call, &args, result, turn).await?;
+                return Ok(Slot::Final(args, result));
+            }
+        };
+        let Some(w) = self.opts.wait_for.as_ref() else { return Ok(slot) };
+        match slot {
+            Slot::Suspended(args, request) => {
+                let answer = w.wait_for(request.clone()).await?;
+                if let Some(a) = &answer {
+                    check_answer_id(&request, a)?;
+                }
+                let result = self.settle_answered(call, &args, &request, answer, turn).await?;
                 Ok(Slot::Final(args, result))
             }
+            Slot::RelaySuspended(args) => {
+                // Inline, each relay call is its own Request, carrying just that call.
+                let request = relay_request(&[relay_call(call, &args)]);
+                let answer = w.wait_for(request.clone()).await?.unwrap_or_else(|| Answer {
+                    id: request.id.clone(),
+                    ok: false,
+                    data: None,
+                    reason: None,
+                });
+                check_answer_id(&request, &answer)?;
+                let result = relay_result(&answer, &call.id, &call.name, true);
+                let result = self.after_tool(call, &args, result, turn).await?;
+                Ok(Slot::Final(args, result))
+            }
+            other => Ok(other),
         }
     }
 
@@ -252,13 +244,19 @@ fn relay_calls(calls: &[Call], slots: &[Slot]) -> Vec<RelayCall> {
     calls
         .iter()
         .zip(slots)
-        .filter_map(|(c, slot)| {
-            let Slot::RelaySuspended(args) = slot else { return None };
-            let arguments = match &c.args {
-                Ok(original) if original == args => c.raw_args.clone(),
-                _ => args.to_string(),
-            };
-            Some(RelayCall { id: c.id.clone(), name: c.name.clone(), input: args.clone(), arguments })
+        .filter_map(|(c, slot)| match slot {
+            Slot::RelaySuspended(args) => Some(relay_call(c, args)),
+            _ => None,
         })
         .collect()
+}
+
+/// `call` as a relay call with the arguments it runs with (the model's raw text when a hook
+/// left them unchanged).
+fn relay_call(call: &Call, args: &Value) -> RelayCall {
+    let arguments = match &call.args {
+        Ok(original) if original == args => call.raw_args.clone(),
+        _ => args.to_string(),
+    };
+    RelayCall { id: call.id.clone(), name: call.name.clone(), input: args.clone(), arguments }
 }
