@@ -38,7 +38,7 @@ VALGRIND := valgrind --quiet --child-silent-after-fork=yes --leak-check=full --e
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test fmt-check clippy rust-tests spec-check bench bench-transports bench-mock header header-check c-lib c-tests c-asan c-install python-tests node-tests go-tests clojure-tests
+.PHONY: help demo test fmt-check clippy rust-tests spec-check bench bench-transports bench-mock header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests
 
 help:
 	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
@@ -46,7 +46,7 @@ help:
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
 
-test: fmt-check clippy rust-tests header-check c-tests python-tests node-tests go-tests clojure-tests spec-check
+test: fmt-check clippy rust-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests spec-check
 	@echo "make test: all checks passed"
 
 fmt-check:
@@ -63,6 +63,12 @@ spec-check:
 
 python-tests:
 	bindings-python/test.sh
+
+# Upstream toolnexus 0.21.0's own tests against our Python binding, checked against
+# tests/upstream/python/expectations.txt (docs/upstream-suites.md). It reuses the binding
+# python-tests installed; under `make test` it waits for it, so even -j builds it once.
+upstream-suite: $(if $(filter test,$(MAKECMDGOALS)),python-tests)
+	tests/upstream/python/run.sh
 
 node-tests:
 	bindings-node/test.sh

@@ -2,6 +2,8 @@ package toolnexus_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	tn "github.com/toolnexus/toolnexus/bindings-go"
@@ -63,4 +65,37 @@ func TestTheGoPortsNamesCompile(t *testing.T) {
 	if err != nil || len(done.ToolCalls) != 1 || done.ToolCalls[0].Output != "card expired" || !done.ToolCalls[0].IsError {
 		t.Fatalf("got %+v, %v", done, err)
 	}
+}
+
+// NativeTool and Toolkit.Register: the Go port's usual way to define and add a tool.
+func TestNativeToolAndRegister(t *testing.T) {
+	var seenCtx context.Context
+	weather := tn.NativeTool("weather", "Weather.", nil, func(ctx context.Context, args map[string]any) (string, error) {
+		seenCtx = ctx
+		return "sunny in " + args["city"].(string), nil
+	})
+	broken := tn.NativeTool("broken", "Fails.", nil, func(context.Context, map[string]any) (string, error) {
+		return "", errors.New("no data")
+	})
+	tk := toolkit(t).Register(weather).Register(broken, tn.RelayTool("bash", "", nil), weather)
+	if names := toolNames(tk); strings.Join(names, ",") != "weather,broken" {
+		t.Fatalf("registered %v (the relay named like a built-in and the duplicate stay out)", names)
+	}
+	mock := newMock(t)
+	mock.script(callReply(`c1:weather:{"city":"Oslo"}`, "c2:broken"), textReply("done"))
+	r, err := openaiClient(t, mock, nil).Run(testCtx(t), "go", tk)
+	if err != nil || r.ToolCalls[0].Output != "sunny in Oslo" || !r.ToolCalls[1].IsError || r.ToolCalls[1].Output != "no data" {
+		t.Fatalf("got %+v, %v", r, err)
+	}
+	if seenCtx == nil || seenCtx.Err() == nil {
+		t.Fatal("the tool's ctx is the run's, cancelled once the run ended")
+	}
+}
+
+func toolNames(tk *tn.Toolkit) []string {
+	var names []string
+	for _, t := range tk.Tools() {
+		names = append(names, t.Name)
+	}
+	return names
 }

@@ -100,8 +100,13 @@ func CreateToolkit(ctx context.Context, opts Options) (*Toolkit, error) {
 	if name := unsupportedToolkitOption(opts); name != "" {
 		return nil, bindingError(KindInvalidArgument, "toolkit option %s is not supported by this binding yet", name)
 	}
-	all := make([]wireTool, len(opts.ExtraTools))
-	for i, t := range opts.ExtraTools {
+	return buildToolkit(opts.ExtraTools)
+}
+
+// buildToolkit makes a toolkit of tools, checked by the engine.
+func buildToolkit(tools []Tool) (*Toolkit, error) {
+	all := make([]wireTool, len(tools))
+	for i, t := range tools {
 		relay := t.Source == SourceRelay
 		if !relay && t.Execute == nil {
 			return nil, bindingError(KindInvalidArgument, "tool %q has no Execute (only a relay tool may omit it)", t.Name)
@@ -117,7 +122,7 @@ func CreateToolkit(ctx context.Context, opts Options) (*Toolkit, error) {
 	}
 	tk := &Toolkit{byName: map[string]Tool{}, styles: map[string]string{}}
 	kept := []wireTool{}
-	for i, t := range opts.ExtraTools {
+	for i, t := range tools {
 		name := Sanitize(t.Name)
 		if _, dup := tk.byName[name]; dup {
 			continue

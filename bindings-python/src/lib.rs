@@ -28,6 +28,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bridge::_after_fork_child, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::sanitize, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::parse_retry_after, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::safe_error_body, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::capped_error_body, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::http_error_message, m)?)?;
+    m.add("MAX_ERROR_BODY", engine::MAX_ERROR_BODY)?;
+    m.add("REDACTED", engine::REDACTED)?;
+    m.add("DEFAULT_RETRYABLE_STATUSES", engine::DEFAULT_RETRYABLE_STATUSES.to_vec())?;
+    m.add("LIMIT_MAX_TURNS", engine::LIMIT_MAX_TURNS)?;
+    m.add("RUN_STATUSES", engine::RunStatus::ALL.map(engine::RunStatus::as_str).to_vec())?;
     m.add_function(wrap_pyfunction!(vocab::pending, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::answer_output, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::answer_declined, m)?)?;

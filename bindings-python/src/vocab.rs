@@ -14,6 +14,24 @@ pub fn sanitize(value: &str) -> String {
     engine::sanitize(value)
 }
 
+/// A provider's error body as it may be read (empty for 401/403, identifiers redacted).
+#[pyfunction]
+pub fn safe_error_body(status: u16, text: &str) -> String {
+    engine::safe_error_body(status, text)
+}
+
+/// `safe_error_body` capped for a message.
+#[pyfunction]
+pub fn capped_error_body(status: u16, text: &str) -> String {
+    engine::capped_error_body(status, text)
+}
+
+/// `LLM <status>: <capped body>`.
+#[pyfunction]
+pub fn http_error_message(status: u16, text: &str) -> String {
+    engine::http_error_message(status, text)
+}
+
 /// The delay-seconds a `Retry-After` value asks for, or `None` (the engine backs off instead).
 #[pyfunction]
 pub fn parse_retry_after(value: Option<&str>) -> Option<u64> {

@@ -469,6 +469,21 @@ def test_a_tool_sees_the_same_call_id_on_every_run_of_its_call(mock: MockModel) 
     assert seen == [("call-7", False), ("call-7", True), ("call-8", False), ("call-8", True), ("", False)]
 
 
+def test_the_error_body_rules_are_the_engines() -> None:
+    import toolnexus.client as client_mod
+
+    body = '{"error":"quota","user_id":"u-9","org_id":42}'
+    assert client_mod.safe_error_body(402, body) == '{"error":"quota","user_id":"«redacted»","org_id":"«redacted»"}'
+    assert client_mod.safe_error_body(401, "key sk-1") == client_mod.safe_error_body(403, "x") == ""
+    long = "x" * 300
+    assert len(client_mod.capped_error_body(500, long)) == client_mod.MAX_ERROR_BODY + 1
+    e = tn.ProviderError(402, body, "7")
+    assert (str(e), e.body, e.retry_after) == (f"LLM 402: {e.body}", client_mod.safe_error_body(402, body), "7")
+    assert str(tn.ProviderError(401, "key sk-1", None)) == "LLM 401"
+    assert client_mod._RETRYABLE == frozenset({429, 500, 502, 503, 504, 529})
+    assert client_mod.RUN_STATUSES == ("done", "pending", "incomplete") and client_mod.LIMIT_MAX_TURNS == "maxTurns"
+
+
 def test_the_private_seams_upstream_tests_reach(monkeypatch: Any) -> None:
     import toolnexus.client as client_mod
 

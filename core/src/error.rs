@@ -191,11 +191,7 @@ impl Error {
 
     /// An [`ErrorKind::Http`] error for a provider answer with `status`.
     pub(crate) fn http(detail: HttpErrorDetail, shown: &str) -> Error {
-        let message = if shown.is_empty() {
-            format!("LLM {}", detail.status)
-        } else {
-            format!("LLM {}: {}", detail.status, shown)
-        };
+        let message = crate::redact::message_for(detail.status, shown);
         Error { kind: ErrorKind::Http, message, http: Some(detail), source: None, aborts_run: false }
     }
 

@@ -51,7 +51,7 @@ pub use hooks::{
     AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, BodyTransform, ErrorInfo, HookFuture, HookName,
     HookSet, Hooks, JsonHooks, JsonHooksAdapter, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
 };
-pub use redact::{MAX_ERROR_BODY, REDACTED};
+pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
 pub use toolkit::{Declarations, Toolkit, BUILTIN_TOOL_NAMES};

@@ -9,24 +9,16 @@
 pub const REDACTED: &str = "«redacted»";
 
 /// A secret at least this long is replaced wherever it appears; a shorter one only where it
-/// stands as a whole token, so that a short header value such as `1` does not erase every
-/// digit of a message.
+/// stands as a whole token, so that a short value such as `1` or a one-letter test key does
+/// not erase every digit or letter of a message.
 const SUBSTRING_MIN: usize = 8;
 
-/// Header names whose values are credentials whatever their length.
-const CREDENTIAL_NAME_PARTS: [&str; 9] =
-    ["authorization", "cookie", "key", "token", "secret", "auth", "session", "password", "signature"];
-
-/// The values a run must never show: the API key and the configured header values.
+/// The values a run must never show: the API key and every configured header value.
 ///
-/// The rule, for every error text of every kind:
-/// - the API key, and the value of every header whose name is credential-like (contains
-///   `authorization`, `cookie`, `key`, `token`, `secret`, `auth`, `session`, `password` or
-///   `signature`), are replaced wherever they appear, whatever their length; for such a value
-///   made of a scheme and a credential (`Bearer abc`), the credential alone is too;
-/// - any other header value is replaced wherever it appears when it has at least 8
-///   characters, and where it stands as a whole token (not inside a longer run of letters
-///   and digits) when it is shorter.
+/// The rule, for every error text of every kind: each of them, and for a value made of a
+/// scheme and a credential (`Bearer abc`) the credential alone too, is replaced wherever it
+/// appears when it has at least 8 characters, and where it stands as a whole token (not
+/// inside a longer run of letters and digits) when it is shorter.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Secrets {
     /// Replaced wherever they appear.
@@ -39,15 +31,11 @@ impl Secrets {
     /// The secrets of a run: its API key and its configured headers.
     pub fn of(key: Option<&str>, headers: &[(String, String)]) -> Secrets {
         let mut s = Secrets::default();
-        s.add_credential(key.unwrap_or(""));
-        for (name, value) in headers {
-            let name = name.to_ascii_lowercase();
-            if CREDENTIAL_NAME_PARTS.iter().any(|p| name.contains(p)) {
-                s.add_credential(value);
-            } else if value.chars().count() >= SUBSTRING_MIN {
-                s.anywhere.push(value.clone());
-            } else if !value.trim().is_empty() {
-                s.tokens.push(value.trim().to_string());
+        for value in key.into_iter().chain(headers.iter().map(|(_, v)| v.as_str())) {
+            let value = value.trim();
+            s.add(value);
+            if let Some((_, credential)) = value.split_once(char::is_whitespace) {
+                s.add(credential.trim());
             }
         }
         // Longest first, so a secret that contains another is replaced whole.
@@ -56,17 +44,11 @@ impl Secrets {
         s
     }
 
-    fn add_credential(&mut self, value: &str) {
-        let value = value.trim();
-        if value.is_empty() {
-            return;
-        }
-        self.anywhere.push(value.to_string());
-        if let Some((_, credential)) = value.split_once(char::is_whitespace) {
-            let credential = credential.trim();
-            if !credential.is_empty() {
-                self.anywhere.push(credential.to_string());
-            }
+    fn add(&mut self, value: &str) {
+        if value.chars().count() >= SUBSTRING_MIN {
+            self.anywhere.push(value.to_string());
+        } else if !value.is_empty() {
+            self.tokens.push(value.to_string());
         }
     }
 
@@ -115,9 +97,35 @@ const IDENTIFIER_KEYS: [&str; 4] = ["user_id", "account_id", "org_id", "organiza
 /// The longest body excerpt put in an error message.
 pub const MAX_ERROR_BODY: usize = 200;
 
-/// The provider body as it may be read: empty for 401/403, otherwise with identifier values
-/// and `secrets` replaced.
-pub(crate) fn safe_error_body(status: u16, text: &str, secrets: &Secrets) -> String {
+/// A provider's error body as it may be read: empty for 401/403 (gateways reflect the
+/// credential there), otherwise the whole body with account-identifier values (`user_id`,
+/// `account_id`, `org_id`, `organization`) replaced by [`REDACTED`], never capped.
+pub fn safe_error_body(status: u16, text: &str) -> String {
+    safe_error_body_with(status, text, &Secrets::default())
+}
+
+/// [`safe_error_body`] capped at [`MAX_ERROR_BODY`] characters (plus `…`): the form an error
+/// message shows.
+pub fn capped_error_body(status: u16, text: &str) -> String {
+    capped(&safe_error_body(status, text))
+}
+
+/// The message of an HTTP error for a provider body: `LLM <status>: <capped body>`, or
+/// `LLM <status>` when nothing of the body may be shown.
+pub fn http_error_message(status: u16, text: &str) -> String {
+    message_for(status, &capped_error_body(status, text))
+}
+
+pub(crate) fn message_for(status: u16, shown: &str) -> String {
+    if shown.is_empty() {
+        format!("LLM {status}")
+    } else {
+        format!("LLM {status}: {shown}")
+    }
+}
+
+/// [`safe_error_body`] with the run's `secrets` replaced too.
+pub(crate) fn safe_error_body_with(status: u16, text: &str, secrets: &Secrets) -> String {
     if status == 401 || status == 403 {
         return String::new();
     }
@@ -201,9 +209,9 @@ mod tests {
     #[test]
     fn auth_failures_drop_the_body_and_secrets_never_show() {
         let none = Secrets::default();
-        assert_eq!(safe_error_body(401, "key sk-123", &none), "");
+        assert_eq!(safe_error_body_with(401, "key sk-123", &none), "");
         let key = Secrets::of(Some("sk-123456"), &[]);
-        assert_eq!(safe_error_body(400, "bad key sk-123456", &key), "bad key «redacted»");
+        assert_eq!(safe_error_body_with(400, "bad key sk-123456", &key), "bad key «redacted»");
     }
 
     fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -221,12 +229,15 @@ mod tests {
                 ("X-Long", "0123456789"),
             ]),
         );
-        // The key and credential-named headers go wherever they appear, even inside a word.
-        assert_eq!(s.scrub("use k1 or xk1x"), "use «redacted» or x«redacted»x");
+        // Short values wherever they stand alone, the credential of `Bearer x` too.
+        assert_eq!(s.scrub("use k1, not xk1x"), "use «redacted», not xk1x");
         assert_eq!(s.scrub("got ab and Bearer t0k and t0k"), "got «redacted» and «redacted» and «redacted»");
-        // Other short values only as a whole token; long ones anywhere.
         assert_eq!(s.scrub("team blue, bluebird"), "team «redacted», bluebird");
+        // Long ones anywhere, inside a word too.
         assert_eq!(s.scrub("id=x0123456789y"), "id=x«redacted»y");
+        // A one-letter test key leaves the words around it alone.
+        let k = Secrets::of(Some("k"), &[]);
+        assert_eq!(k.scrub("failed to look up k"), "failed to look up «redacted»");
     }
 
     #[test]

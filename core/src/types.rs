@@ -202,6 +202,9 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// Every status, in the order upstream lists them.
+    pub const ALL: [RunStatus; 3] = [RunStatus::Done, RunStatus::Pending, RunStatus::Incomplete];
+
     /// The wire name: `done`, `pending` or `incomplete`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -295,6 +298,20 @@ mod tests {
             let e = Answer::from_json(&bad).unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
             assert!(e.message().contains(needle), "{} !~ {needle}", e.message());
+        }
+    }
+
+    #[test]
+    fn answer_normal_form_reads_back_from_its_text_unchanged() {
+        // Found by fuzz/ (target `answer`): without serde_json's `float_roundtrip`, a number
+        // the library wrote could read back as a neighbouring float.
+        for text in [
+            r#"{"id":"x","ok":true,"data":{"score":0.118446744073709551615}}"#,
+            r#"{"id":"x","ok":true,"data":{"v":2.2250738585072011e-308}}"#,
+        ] {
+            let once = Answer::from_json(&serde_json::from_str(text).unwrap()).unwrap().to_json().to_string();
+            let twice = Answer::from_json(&serde_json::from_str(&once).unwrap()).unwrap().to_json().to_string();
+            assert_eq!(once, twice);
         }
     }
 

@@ -4,8 +4,9 @@ from typing import Any, Optional, Sequence, final
 
 __all__ = [
     "Client", "ENGINE_VERSION", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
-    "answer_output", "http_post", "normalize_answer", "parse_retry_after", "pending", "relay_answer_dict",
-    "sanitize",
+    "answer_output", "capped_error_body", "http_error_message", "http_post", "normalize_answer",
+    "parse_retry_after", "pending", "relay_answer_dict", "safe_error_body", "sanitize",
+    "DEFAULT_RETRYABLE_STATUSES", "LIMIT_MAX_TURNS", "MAX_ERROR_BODY", "REDACTED", "RUN_STATUSES",
 ]
 
 ENGINE_VERSION: str
@@ -56,6 +57,15 @@ def _fail(token: int, exc: BaseException) -> None: ...
 def _after_fork_child() -> None: ...
 def sanitize(value: str) -> str: ...
 def parse_retry_after(value: Optional[str]) -> Optional[int]: ...
+def safe_error_body(status: int, text: str) -> str: ...
+def capped_error_body(status: int, text: str) -> str: ...
+def http_error_message(status: int, text: str) -> str: ...
+
+MAX_ERROR_BODY: int
+REDACTED: str
+DEFAULT_RETRYABLE_STATUSES: list[int]
+LIMIT_MAX_TURNS: str
+RUN_STATUSES: list[str]
 def pending(
     kind: str,
     prompt: str,

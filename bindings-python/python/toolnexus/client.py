@@ -81,6 +81,32 @@ class HttpTransport(Protocol):
     def open(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> Any: ...  # noqa: A003
 
 
+#: What replaces a redacted value in an error body.
+REDACTED: str = _native.REDACTED
+#: The longest body excerpt an error message shows (the whole redacted body stays on the error).
+MAX_ERROR_BODY: int = _native.MAX_ERROR_BODY
+#: The statuses retried by default (``retryable_statuses`` adds to them, never removes).
+_RETRYABLE: frozenset[int] = frozenset(_native.DEFAULT_RETRYABLE_STATUSES)
+#: How a run ends: ``RunResult.status``.
+RUN_STATUS_DONE, RUN_STATUS_PENDING, RUN_STATUS_INCOMPLETE = _native.RUN_STATUSES
+RUN_STATUSES: tuple[str, ...] = tuple(_native.RUN_STATUSES)
+#: ``RunResult.limit`` when ``max_turns`` stopped a run.
+LIMIT_MAX_TURNS: str = _native.LIMIT_MAX_TURNS
+
+
+def safe_error_body(status: int, text: str) -> str:
+    """A provider's error body as it may be read: empty for 401/403 (gateways reflect the
+    credential there), otherwise the whole body with account-identifier values replaced by
+    :data:`REDACTED`; never capped."""
+    return _native.safe_error_body(status, text)
+
+
+def capped_error_body(status: int, text: str) -> str:
+    """:func:`safe_error_body` capped at :data:`MAX_ERROR_BODY` characters (plus an ellipsis):
+    the form an error message shows."""
+    return _native.capped_error_body(status, text)
+
+
 def _parse_retry_after(value: Optional[str]) -> Optional[int]:
     """The delay-seconds a ``Retry-After`` value asks for (``0`` is "now"), or None for any
     other form (dates, fractions, signs): the engine's rule, for code written against the

@@ -8,10 +8,11 @@ missing API key a ``RuntimeError``, a run deadline a ``TimeoutError``, a network
 """
 from __future__ import annotations
 
-import re
 import urllib.error
 import warnings
 from typing import Any, Iterable, Optional
+
+from . import _native
 
 
 class ToolnexusError(Exception):
@@ -50,9 +51,8 @@ class ProviderError(ToolnexusError):
     kind, code = "http", 3
 
     def __init__(self, status: int, text: str, retry_after: Optional[str]) -> None:
-        body = _readable_body(status, text)
-        shown = body if len(body) <= _MAX_SHOWN else body[:_MAX_SHOWN] + "\u2026"
-        super().__init__(f"LLM {status}: {shown}" if shown else f"LLM {status}")
+        body = _native.safe_error_body(status, text or "")
+        super().__init__(_native.http_error_message(status, text or ""))
         self.status = status
         self.body = body
         self.text = body
@@ -65,22 +65,6 @@ class ProviderError(ToolnexusError):
 
 #: The name the published package used before ``ProviderError`` was public.
 _HttpError = ProviderError
-
-#: How much of a body a ProviderError message shows (the whole body stays in ``body``).
-_MAX_SHOWN = 200
-_REDACTED = "\u00abredacted\u00bb"
-# The value after an account-identifier key: a JSON string (escapes included) or a bare scalar.
-_IDENTIFIER = re.compile(r'("(?:user_id|account_id|org_id|organization)"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|[^,}\s]+)')
-
-
-def _readable_body(status: int, text: str) -> str:
-    """What of a provider's body may be read: nothing for 401/403 (gateways reflect the
-    credential there), otherwise the body with account-identifier values replaced. The same
-    rule as the engine's, for the errors a host transport raises itself."""
-    if status in (401, 403):
-        return ""
-    return _IDENTIFIER.sub(lambda m: f'{m.group(1)}"{_REDACTED}"', text or "").strip()
-
 
 class NetworkError(ToolnexusError, ConnectionError, urllib.error.URLError):
     """The request never got an HTTP answer (connect, reset, per-request timeout), after

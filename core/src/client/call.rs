@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::options::ClientOptions;
 use crate::error::{Error, ErrorKind, HttpErrorDetail, Result};
 use crate::hooks::{ErrorInfo, Tier};
-use crate::redact::{capped, safe_error_body, Secrets};
+use crate::redact::{capped, safe_error_body_with, Secrets};
 use crate::transport::{HttpRequest, HttpResponse, Transport};
 
 /// The per-request timeout when the run has no deadline.
@@ -114,7 +114,7 @@ impl Failure {
             Failure::Network(e) | Failure::HostStatus(e) => e.scrubbed(secrets),
             Failure::Status(r) => {
                 let text = String::from_utf8_lossy(&r.body);
-                let body = safe_error_body(r.status, &text, secrets);
+                let body = safe_error_body_with(r.status, &text, secrets);
                 let shown = capped(&body);
                 let retry_after = r.header("retry-after").map(str::to_string);
                 Error::http(HttpErrorDetail { status: r.status, body, retry_after }, &shown)
