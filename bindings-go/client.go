@@ -173,21 +173,20 @@ func (c *Client) prepare() error {
 		return err
 	}
 	defer C.tn_client_free(h)
-	logWarnings(h)
+	var warnings, errJSON *C.char
+	if check(C.tn_client_warnings(h, &warnings, &errJSON), errJSON) == nil {
+		logWarnings(takeString(warnings))
+	}
 	return nil
 }
 
-// logWarnings hands what the engine warned about while reading the options to the standard
-// logger, as the Go port logs its own warnings.
-func logWarnings(h *C.tn_client) {
-	var out, errJSON *C.char
-	if check(C.tn_client_warnings(h, &out, &errJSON), errJSON) != nil {
-		return
-	}
+// logWarnings hands the engine's warnings (its `[{code, message}]` JSON) to the standard
+// logger, as the Go port logs its own.
+func logWarnings(warningsJSON string) {
 	var warnings []struct {
 		Message string `json:"message"`
 	}
-	if json.Unmarshal([]byte(takeString(out)), &warnings) != nil {
+	if json.Unmarshal([]byte(warningsJSON), &warnings) != nil {
 		return
 	}
 	for _, w := range warnings {

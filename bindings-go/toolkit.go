@@ -149,6 +149,10 @@ func (tk *Toolkit) validate(all, kept []wireTool) error {
 		return err
 	}
 	defer C.tn_toolkit_free(h)
+	var warnings, warnErr *C.char
+	if check(C.tn_toolkit_warnings(h, &warnings, &warnErr), warnErr) == nil {
+		logWarnings(takeString(warnings))
+	}
 	for _, style := range []string{"openai", "anthropic", "gemini"} {
 		s := cstring(style)
 		var out, errJSON *C.char

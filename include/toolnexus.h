@@ -156,7 +156,8 @@ typedef void (*tn_done_fn)(void *user_data,
                            int32_t status,
                            const char *json);
 
-// Runs a tool: `call_json` is `{"name", "args", "call_id", "answer"?, "timeout_ms"?}`.
+// Runs a tool: `call_json` is `{"name", "args", "call_id", "host_ref"?, "answer"?,
+// "timeout_ms"?}` (`host_ref` when the tool was declared with one).
 // Complete with a ToolResult JSON `{"output", "is_error", "metadata"?}`, or with an error
 // status and a message (the model then sees an error result with that message).
 typedef void (*tn_tool_fn)(void *user_data,
@@ -299,9 +300,14 @@ void tn_cancel_free(struct tn_cancel *cancel);
 
 // Makes a toolkit.
 //
-// `tools_json` is an array of `{"name", "description", "input_schema", "source"?, "relay"?}`;
-// names are sanitised to `[a-zA-Z0-9_-]`, a later duplicate is dropped, and a relay tool named
-// like a built-in tool (`bash`, `read`, ...) is refused. Every non-relay tool runs through
+// `tools_json` is an array of `{"name", "description", "input_schema", "source"?, "relay"?,
+// "host_ref"?}`, or `{"tools": [...], "duplicates"?: "keep_first" | "keep_last"}`. Names are
+// sanitised to `[a-zA-Z0-9_-]`; of tools sharing a name the first is kept (or the last, in the
+// first one's place, with `keep_last`), and each dropped one is a warning
+// (`tn_toolkit_warnings`); a relay tool named like a built-in tool (`bash`, `read`, ...) is
+// refused. `host_ref` is the host's own number for a tool: the engine hands it back in every
+// `call_json` of that tool and in `tn_toolkit_declarations`' order of kept tools
+// (`tn_toolkit_host_refs`), so a host finds its tool object without keeping names itself. Every non-relay tool runs through
 // `tool_fn` (see `tn_tool_fn`), which may be NULL only when all tools are relay tools.
 // `free_user_data`, if not NULL, is called once with `user_data` when the toolkit is freed
 // and no run uses it any more (also when this call fails).
@@ -314,6 +320,25 @@ int32_t tn_toolkit_new(const char *tools_json,
                        tn_free_fn free_user_data,
                        struct tn_toolkit **out,
                        char **error_out);
+
+// Writes to `*warnings_out` what making `toolkit` warned about, as a JSON array of
+// `{"code", "message"}` (`[]` when nothing): a tool dropped for its duplicate name
+// (`duplicate_tool`). The library never prints them.
+//
+// # Safety
+// `toolkit` is a pointer this library returned; `warnings_out` must be writable.
+int32_t tn_toolkit_warnings(const struct tn_toolkit *toolkit,
+                            char **warnings_out,
+                            char **error_out);
+
+// Writes to `*refs_out` the `host_ref` of every tool the toolkit kept, in order, as a JSON
+// array (`null` for a tool given without one).
+//
+// # Safety
+// `toolkit` is a pointer this library returned; `refs_out` must be writable.
+int32_t tn_toolkit_host_refs(const struct tn_toolkit *toolkit,
+                             char **refs_out,
+                             char **error_out);
 
 // Releases a toolkit. NULL, or a handle already freed, is ignored.
 //

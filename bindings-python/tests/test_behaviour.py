@@ -6,6 +6,7 @@ import asyncio
 import gc
 import os
 import sys
+import warnings
 import weakref
 from typing import Any, Optional
 
@@ -82,8 +83,12 @@ def test_toolkit_api() -> None:
         assert tk.to_gemini()[0]["functionDeclarations"][0]["name"] == "add"
         assert (await tk.execute("add", {"a": 2, "b": 3})).output == "5"
         assert (await tk.execute("nope")).output == "Unknown tool: nope"
-        tk.register(tn.define_tool(lambda: "x", name="later", description="d"), add_tool())
-        assert [t.name for t in tk.tools()] == ["add", "refund", "later"]
+        with pytest.warns(tn.ToolnexusWarning, match='duplicate tool name "add" — keeping first') as seen:
+            tk.register(tn.define_tool(lambda: "x", name="later", description="d"), add_tool())
+        assert [t.name for t in tk.tools()] == ["add", "refund", "later"] and len(seen) == 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an earlier duplicate is not warned about again
+            tk.register(tn.define_tool(lambda: "y", name="last", description="d"))
         async with tk:
             pass
         with pytest.raises(ValueError, match="collides with a built-in tool"):

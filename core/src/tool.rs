@@ -114,6 +114,7 @@ pub struct Tool {
     input_schema: Value,
     source: ToolSource,
     handler: Option<Arc<dyn ToolHandler>>,
+    host_ref: Option<u64>,
 }
 
 impl Tool {
@@ -161,7 +162,19 @@ impl Tool {
     ) -> Tool {
         let input_schema = if input_schema.is_object() { input_schema } else { empty_schema() };
         let source = if handler.is_none() { ToolSource::Relay } else { source };
-        Tool { name: sanitize(name), description: description.into(), input_schema, source, handler }
+        Tool { name: sanitize(name), description: description.into(), input_schema, source, handler, host_ref: None }
+    }
+
+    /// This tool carrying `host_ref`, the host's own number for it: a binding finds its tool
+    /// object by it after the toolkit kept or dropped tools (see [`crate::Toolkit`]).
+    pub fn with_host_ref(mut self, host_ref: u64) -> Tool {
+        self.host_ref = Some(host_ref);
+        self
+    }
+
+    /// The host's number for this tool, if it gave one.
+    pub fn host_ref(&self) -> Option<u64> {
+        self.host_ref
     }
 
     /// The (sanitised) name.

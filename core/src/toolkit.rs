@@ -12,17 +12,42 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::tool::{Tool, ToolHandler};
 use crate::types::{ToolContext, ToolResult};
+use crate::warning::Warning;
 
 /// The names of the built-in toolset. A relay tool may not use one, even with built-ins
 /// off, so that a future built-in can never capture a declaration-only tool.
 pub const BUILTIN_TOOL_NAMES: [&str; 10] =
     ["bash", "read", "write", "edit", "grep", "glob", "webfetch", "question", "apply_patch", "todowrite"];
 
+/// Which tool of a name a toolkit keeps when several share it (after sanitising).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DuplicateNames {
+    /// The first one, as upstream's Python, JS and Go ports do.
+    #[default]
+    KeepFirst,
+    /// The last one, in the place of the first (the Clojure port's rule).
+    KeepLast,
+}
+
+impl DuplicateNames {
+    /// Parses `keep_first` or `keep_last`.
+    pub fn parse(s: &str) -> Result<DuplicateNames> {
+        match s {
+            "keep_first" => Ok(DuplicateNames::KeepFirst),
+            "keep_last" => Ok(DuplicateNames::KeepLast),
+            other => Err(Error::invalid(format!("duplicates must be \"keep_first\" or \"keep_last\", got {other:?}"))),
+        }
+    }
+}
+
 /// An ordered set of uniquely named tools.
 #[derive(Clone, Debug, Default)]
 pub struct Toolkit {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
+    duplicates: DuplicateNames,
+    /// What the last change (construction or `register`) warned about.
+    warnings: Vec<Warning>,
     /// The declarations per wire style, built on first use: a toolkit is declared on every
     /// turn of every run, so its schemas are converted and serialised once.
     openai: OnceLock<Declarations>,
@@ -57,32 +82,54 @@ impl Declarations {
 }
 
 impl Toolkit {
-    /// A toolkit of `tools`. A later duplicate name is dropped with a warning on stderr; a
-    /// relay tool named like a built-in tool is an [`crate::ErrorKind::InvalidArgument`] error.
+    /// A toolkit of `tools`. Of tools sharing a name the first is kept, and each dropped one
+    /// is a [`Warning`] ([`Toolkit::take_warnings`]); a relay tool named like a built-in tool
+    /// is an [`crate::ErrorKind::InvalidArgument`] error.
     pub fn new(tools: Vec<Tool>) -> Result<Toolkit> {
+        Toolkit::with_duplicates(tools, DuplicateNames::KeepFirst)
+    }
+
+    /// [`Toolkit::new`] with the rule for tools that share a name.
+    pub fn with_duplicates(tools: Vec<Tool>, duplicates: DuplicateNames) -> Result<Toolkit> {
         check_relay_collisions(&tools)?;
-        let mut tk = Toolkit::default();
+        let mut tk = Toolkit { duplicates, ..Toolkit::default() };
         tk.add(tools);
         Ok(tk)
     }
 
-    /// Adds tools at runtime (same rules as [`Toolkit::new`]).
+    /// Adds tools at runtime (same rules as [`Toolkit::new`]); the warnings are this call's.
     pub fn register(&mut self, tools: Vec<Tool>) -> Result<()> {
         check_relay_collisions(&tools)?;
+        self.warnings.clear();
         self.add(tools);
         Ok(())
+    }
+
+    /// What the last change (construction or [`Toolkit::register`]) warned about.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// What the last change (construction or [`Toolkit::register`]) warned about, taken out.
+    pub fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
     }
 
     fn add(&mut self, tools: Vec<Tool>) {
         self.openai = OnceLock::new();
         self.anthropic = OnceLock::new();
         for t in tools {
-            if self.by_name.contains_key(t.name()) {
-                eprintln!("[toolnexus] duplicate tool name \"{}\" — keeping first", t.name());
-                continue;
+            match (self.by_name.get(t.name()).copied(), self.duplicates) {
+                (None, _) => {
+                    self.by_name.insert(t.name().to_string(), self.tools.len());
+                    self.tools.push(t);
+                }
+                (Some(_), DuplicateNames::KeepFirst) => self.warnings.push(Warning::duplicate_tool(t.name(), "first")),
+                (Some(at), DuplicateNames::KeepLast) => {
+                    self.warnings.push(Warning::duplicate_tool(t.name(), "last"));
+                    self.tools[at] = t;
+                }
             }
-            self.by_name.insert(t.name().to_string(), self.tools.len());
-            self.tools.push(t);
         }
     }
 
@@ -212,10 +259,22 @@ mod tests {
     }
 
     #[test]
-    fn first_name_wins() {
-        let tk = Toolkit::new(vec![echo("e"), Tool::relay("e", "second", None)]).unwrap();
+    fn first_name_wins_with_a_warning_unless_told_last() {
+        let mut tk = Toolkit::new(vec![echo("e"), Tool::relay("e", "second", None)]).unwrap();
         assert_eq!(tk.tools().len(), 1);
         assert!(!tk.get("e").unwrap().is_relay());
+        let w = tk.take_warnings();
+        assert_eq!((w.len(), w[0].code), (1, "duplicate_tool"));
+        assert_eq!(w[0].message, "[toolnexus] duplicate tool name \"e\" — keeping first");
+        assert!(tk.take_warnings().is_empty());
+        let last = Toolkit::with_duplicates(
+            vec![echo("e"), echo("f"), Tool::relay("e", "second", None)],
+            DuplicateNames::KeepLast,
+        )
+        .unwrap();
+        let names: Vec<&str> = last.tools().iter().map(Tool::name).collect();
+        assert_eq!(names, ["e", "f"]);
+        assert!(last.get("e").unwrap().is_relay());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt;
 /// One warning: a stable code for programs, a message for people.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
-    /// Stable, snake_case: `unimplemented_option`, `ignored_request_param`.
+    /// Stable, snake_case: `unimplemented_option`, `ignored_request_param`, `duplicate_tool`.
     pub code: &'static str,
     /// What happened and what the engine did about it. Never holds a secret.
     pub message: String,
@@ -21,6 +21,14 @@ impl Warning {
         Warning {
             code: "unimplemented_option",
             message: format!("[toolnexus] option {name:?} is not implemented in this build yet — ignored"),
+        }
+    }
+
+    /// A tool dropped because another of its toolkit has the same (sanitised) name.
+    pub fn duplicate_tool(name: &str, kept: &str) -> Warning {
+        Warning {
+            code: "duplicate_tool",
+            message: format!("[toolnexus] duplicate tool name \"{name}\" — keeping {kept}"),
         }
     }
 

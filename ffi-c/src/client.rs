@@ -102,10 +102,7 @@ pub unsafe extern "C" fn tn_client_new(
             return Err(Error::invalid("out is NULL"));
         }
         let parsed = ClientOptions::from_json(&in_json(options_json, "options_json")?)?;
-        let warnings = Value::Array(
-            parsed.warnings.iter().map(|w| serde_json::json!({"code": w.code, "message": w.message})).collect(),
-        )
-        .to_string();
+        let warnings = crate::status::warnings_json(&parsed.warnings);
         let mut opts = parsed.value;
         if let (Some(cb), Some(data)) = (cb, &data) {
             attach(&mut opts, cb, data);

@@ -19,7 +19,8 @@ use crate::guard::{c_arg, Result};
 use crate::runtime::{host_call, Completion};
 use crate::status::{kind_of, TN_ERR_HOST, TN_OK};
 
-/// Runs a tool: `call_json` is `{"name", "args", "call_id", "answer"?, "timeout_ms"?}`.
+/// Runs a tool: `call_json` is `{"name", "args", "call_id", "host_ref"?, "answer"?,
+/// "timeout_ms"?}` (`host_ref` when the tool was declared with one).
 /// Complete with a ToolResult JSON `{"output", "is_error", "metadata"?}`, or with an error
 /// status and a message (the model then sees an error result with that message).
 pub type tn_tool_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, call_json: *const c_char, token: u64)>;
@@ -158,12 +159,17 @@ pub(crate) struct CTool {
     pub data: Arc<HostData>,
     pub f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
     pub name: String,
+    /// The host's own number for this tool, echoed in every call.
+    pub host_ref: Option<u64>,
 }
 
 impl ToolHandler for CTool {
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<ToolResult>> {
         let (data, f) = (self.data.clone(), self.f);
         let mut call = json!({"name": self.name, "args": args, "call_id": ctx.call_id});
+        if let Some(r) = self.host_ref {
+            call["host_ref"] = json!(r);
+        }
         if let Some(a) = &ctx.answer {
             call["answer"] = a.to_json();
         }

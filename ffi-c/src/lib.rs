@@ -40,7 +40,8 @@ pub use host::{
 };
 pub use status::*;
 pub use toolkit::{
-    tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_free, tn_toolkit_new,
+    tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_free,
+    tn_toolkit_host_refs, tn_toolkit_new, tn_toolkit_warnings,
 };
 pub use vocab::{
     tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_auth_required, tn_complete, tn_complete_host_error,

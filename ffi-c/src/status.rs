@@ -58,6 +58,12 @@ pub(crate) fn error_json(e: &Error) -> String {
     v.to_string()
 }
 
+/// Warnings as the JSON array handed out: `[{code, message}]`.
+pub(crate) fn warnings_json(warnings: &[engine::Warning]) -> String {
+    let arr: Vec<serde_json::Value> = warnings.iter().map(|w| json!({"code": w.code, "message": w.message})).collect();
+    serde_json::Value::Array(arr).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

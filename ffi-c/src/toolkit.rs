@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use engine::{Error, Tool, ToolContext, ToolSource, Toolkit};
+use engine::{DuplicateNames, Error, Tool, ToolContext, ToolSource, Toolkit};
 use serde_json::Value;
 
 use crate::guard::{call, in_json, in_str, quietly, write_out, Result};
@@ -17,38 +17,73 @@ pub struct tn_toolkit {
     _private: [u8; 0],
 }
 
-fn build(tools: &Value, tool: tn_tool_fn, data: &Arc<HostData>) -> Result<Vec<Tool>> {
-    let arr = tools.as_array().ok_or_else(|| Error::invalid("tools_json must be a JSON array"))?;
-    arr.iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let name = t.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
-            let name = name.ok_or_else(|| Error::invalid(format!("tools[{i}] needs a non-empty \"name\"")))?;
-            let desc = t.get("description").and_then(Value::as_str).unwrap_or("");
-            let schema = t.get("input_schema").cloned().filter(|s| !s.is_null());
-            if t.get("relay").and_then(Value::as_bool).unwrap_or(false) {
-                return Ok(Tool::relay(name, desc, schema));
+/// The tools and the duplicate rule of a `tools_json`: an array, or `{"tools", "duplicates"?}`.
+fn spec(tools: &Value) -> Result<(&Vec<Value>, DuplicateNames)> {
+    let bad = || Error::invalid("tools_json must be a JSON array, or an object {\"tools\": [...], \"duplicates\"?}");
+    match tools {
+        Value::Array(arr) => Ok((arr, DuplicateNames::KeepFirst)),
+        Value::Object(o) => {
+            if let Some(k) = o.keys().find(|k| !["tools", "duplicates"].contains(&k.as_str())) {
+                return Err(Error::invalid(format!("unknown tools_json key {k:?} (known: tools, duplicates)")));
             }
-            let source = match t.get("source").and_then(Value::as_str) {
-                None => ToolSource::Native,
-                Some(s) => {
-                    ToolSource::parse(s).ok_or_else(|| Error::invalid(format!("tools[{i}]: unknown source {s:?}")))?
-                }
+            let arr = o.get("tools").and_then(Value::as_array).ok_or_else(bad)?;
+            let rule = match o.get("duplicates") {
+                None | Some(Value::Null) => DuplicateNames::KeepFirst,
+                Some(Value::String(s)) => DuplicateNames::parse(s)?,
+                Some(_) => return Err(Error::invalid("\"duplicates\" must be \"keep_first\" or \"keep_last\"")),
             };
-            let f = tool.ok_or_else(|| {
-                Error::invalid(format!("tools[{i}] ({name}) is not a relay tool, so tool_fn must not be NULL"))
-            })?;
-            let handler = Arc::new(CTool { data: data.clone(), f, name: engine::sanitize(name) });
-            Ok(Tool::new(name, desc, schema.unwrap_or_else(engine::empty_schema), source, handler))
-        })
-        .collect()
+            Ok((arr, rule))
+        }
+        _ => Err(bad()),
+    }
+}
+
+fn build(arr: &[Value], tool: tn_tool_fn, data: &Arc<HostData>) -> Result<Vec<Tool>> {
+    arr.iter().enumerate().map(|(i, t)| make_tool(i, t, tool, data)).collect()
+}
+
+fn make_tool(i: usize, t: &Value, tool: tn_tool_fn, data: &Arc<HostData>) -> Result<Tool> {
+    let name = t.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
+    let name = name.ok_or_else(|| Error::invalid(format!("tools[{i}] needs a non-empty \"name\"")))?;
+    let desc = t.get("description").and_then(Value::as_str).unwrap_or("");
+    let schema = t.get("input_schema").cloned().filter(|s| !s.is_null());
+    let host_ref = match t.get("host_ref") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64().ok_or_else(|| Error::invalid(format!("tools[{i}].host_ref must be a non-negative integer")))?,
+        ),
+    };
+    let made = if t.get("relay").and_then(Value::as_bool).unwrap_or(false) {
+        Tool::relay(name, desc, schema)
+    } else {
+        let source = match t.get("source").and_then(Value::as_str) {
+            None => ToolSource::Native,
+            Some(s) => {
+                ToolSource::parse(s).ok_or_else(|| Error::invalid(format!("tools[{i}]: unknown source {s:?}")))?
+            }
+        };
+        let f = tool.ok_or_else(|| {
+            Error::invalid(format!("tools[{i}] ({name}) is not a relay tool, so tool_fn must not be NULL"))
+        })?;
+        let handler = Arc::new(CTool { data: data.clone(), f, name: engine::sanitize(name), host_ref });
+        Tool::new(name, desc, schema.unwrap_or_else(engine::empty_schema), source, handler)
+    };
+    Ok(match host_ref {
+        Some(r) => made.with_host_ref(r),
+        None => made,
+    })
 }
 
 /// Makes a toolkit.
 ///
-/// `tools_json` is an array of `{"name", "description", "input_schema", "source"?, "relay"?}`;
-/// names are sanitised to `[a-zA-Z0-9_-]`, a later duplicate is dropped, and a relay tool named
-/// like a built-in tool (`bash`, `read`, ...) is refused. Every non-relay tool runs through
+/// `tools_json` is an array of `{"name", "description", "input_schema", "source"?, "relay"?,
+/// "host_ref"?}`, or `{"tools": [...], "duplicates"?: "keep_first" | "keep_last"}`. Names are
+/// sanitised to `[a-zA-Z0-9_-]`; of tools sharing a name the first is kept (or the last, in the
+/// first one's place, with `keep_last`), and each dropped one is a warning
+/// (`tn_toolkit_warnings`); a relay tool named like a built-in tool (`bash`, `read`, ...) is
+/// refused. `host_ref` is the host's own number for a tool: the engine hands it back in every
+/// `call_json` of that tool and in `tn_toolkit_declarations`' order of kept tools
+/// (`tn_toolkit_host_refs`), so a host finds its tool object without keeping names itself. Every non-relay tool runs through
 /// `tool_fn` (see `tn_tool_fn`), which may be NULL only when all tools are relay tools.
 /// `free_user_data`, if not NULL, is called once with `user_data` when the toolkit is freed
 /// and no run uses it any more (also when this call fails).
@@ -69,12 +104,49 @@ pub unsafe extern "C" fn tn_toolkit_new(
         if out.is_null() {
             return Err(Error::invalid("out is NULL"));
         }
-        let tools = build(&in_json(tools_json, "tools_json")?, tool_fn, &data)?;
-        let tk = Toolkit::new(tools)?;
+        let json = in_json(tools_json, "tools_json")?;
+        let (specs, duplicates) = spec(&json)?;
+        let tk = Toolkit::with_duplicates(build(specs, tool_fn, &data)?, duplicates)?;
         let handle = handles::register(Object::Toolkit(Arc::new(tk)))?;
         // SAFETY: checked non-NULL above.
         unsafe { *out = handle };
         Ok(())
+    })
+}
+
+/// Writes to `*warnings_out` what making `toolkit` warned about, as a JSON array of
+/// `{"code", "message"}` (`[]` when nothing): a tool dropped for its duplicate name
+/// (`duplicate_tool`). The library never prints them.
+///
+/// # Safety
+/// `toolkit` is a pointer this library returned; `warnings_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_warnings(
+    toolkit: *const tn_toolkit,
+    warnings_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let tk = handles::toolkit(toolkit)?;
+        write_out(warnings_out, "warnings_out", crate::status::warnings_json(tk.warnings()))
+    })
+}
+
+/// Writes to `*refs_out` the `host_ref` of every tool the toolkit kept, in order, as a JSON
+/// array (`null` for a tool given without one).
+///
+/// # Safety
+/// `toolkit` is a pointer this library returned; `refs_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_host_refs(
+    toolkit: *const tn_toolkit,
+    refs_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let tk = handles::toolkit(toolkit)?;
+        let refs: Vec<Value> = tk.tools().iter().map(|t| t.host_ref().map_or(Value::Null, Value::from)).collect();
+        write_out(refs_out, "refs_out", Value::Array(refs).to_string())
     })
 }
 

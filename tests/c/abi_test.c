@@ -646,6 +646,50 @@ static void test_options_and_warnings(void) {
   tn_client_free(c);
 }
 
+/* A tool that answers with the host_ref the engine handed back in its call. */
+static void echo_ref(void *user_data, const char *call_json, uint64_t token) {
+  (void)user_data;
+  tj *call = tj_parse(call_json);
+  char result[96];
+  snprintf(result, sizeof result, "{\"output\":\"ref %g\",\"is_error\":false}", tj_num(tj_get(call, "host_ref")));
+  tn_complete(token, TN_OK, result, NULL);
+  tj_free(call);
+}
+
+/* Tools sharing a name: the first kept (or the last, on request), each dropped one a warning
+ * the host reads; every call of a tool carries the host_ref it was declared with. */
+static void test_duplicates_warnings_and_host_refs(void) {
+  const char *tools = "[{\"name\":\"a\",\"host_ref\":7},{\"name\":\"b\",\"host_ref\":8},{\"name\":\"a\",\"host_ref\":9}]";
+  tn_toolkit *tk = NULL;
+  char *out = NULL;
+  CHECK(tn_toolkit_new(tools, echo_ref, NULL, NULL, &tk, NULL) == TN_OK, "toolkit with a duplicate");
+  CHECK(tn_toolkit_host_refs(tk, &out, NULL) == TN_OK && strcmp(out, "[7,8]") == 0, "the first a is kept: %s", out);
+  tn_string_free(out);
+  CHECK(tn_toolkit_warnings(tk, &out, NULL) == TN_OK && strstr(out, "\"duplicate_tool\"") != NULL &&
+            strstr(out, "keeping first") != NULL,
+        "the dropped one is a warning: %s", out);
+  tn_string_free(out);
+  CHECK(tn_toolkit_execute(tk, "a", "{}", &out, NULL) == TN_OK && strstr(out, "ref 7") != NULL, "a's call carries 7: %s",
+        out);
+  tn_string_free(out);
+  tn_toolkit_free(tk);
+  char keep_last[200];
+  snprintf(keep_last, sizeof keep_last, "{\"tools\":%s,\"duplicates\":\"keep_last\"}", tools);
+  CHECK(tn_toolkit_new(keep_last, echo_ref, NULL, NULL, &tk, NULL) == TN_OK, "keep_last");
+  CHECK(tn_toolkit_host_refs(tk, &out, NULL) == TN_OK && strcmp(out, "[9,8]") == 0, "the last a, in the first's place: %s",
+        out);
+  tn_string_free(out);
+  tn_toolkit_free(tk);
+  char *err = NULL;
+  CHECK(tn_toolkit_new("{\"tools\":[],\"duplicates\":\"random\"}", echo_ref, NULL, NULL, &tk, &err) ==
+                TN_ERR_INVALID_ARGUMENT &&
+            expect_message(&err, "keep_first"),
+        "a bad duplicates rule is refused");
+  CHECK(tn_toolkit_new("[{\"name\":\"a\",\"host_ref\":-1}]", echo_ref, NULL, NULL, &tk, &err) == TN_ERR_INVALID_ARGUMENT &&
+            expect_message(&err, "host_ref"),
+        "a bad host_ref is refused");
+}
+
 /* A client used before fork() runs in the child too: the child builds its own runtime (the
  * parent's threads do not exist there) instead of waiting on them forever. */
 static void test_fork_after_use(void) {
@@ -713,6 +757,7 @@ int main(void) {
   test_refused_completion(tk, &h);
   test_host_errors_sanitize_and_execute_call(tk, &h);
   test_options_and_warnings();
+  test_duplicates_warnings_and_host_refs();
   test_fork_after_use();
 
   tn_toolkit_free(tk);

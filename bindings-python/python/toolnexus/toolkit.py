@@ -1,7 +1,8 @@
 """The toolkit: the tools a run may call, their provider declarations, and ``execute``.
 
-Names are sanitised to ``[a-zA-Z0-9_-]`` and the first tool of a name wins (the engine warns
-on stderr about the rest). A relay tool named like a built-in tool is a ValueError.
+Names are sanitised to ``[a-zA-Z0-9_-]`` and the first tool of a name wins (each dropped one
+is a :class:`~toolnexus.ToolnexusWarning`). A relay tool named like a built-in tool is a
+ValueError.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import warnings
 from typing import Any, Optional
 
 from . import _bridge, _native
+from .errors import _warn
 from .types import McpStatus, Tool, ToolContext, ToolResult, answer_to_wire, result_from_wire, sanitize
 
 _NOT_YET = (
@@ -24,24 +26,17 @@ class Toolkit:
     context manager (``async with await create_toolkit(...) as tk``)."""
 
     def __init__(self, tools: list[Tool]) -> None:
-        self._tools: list[Tool] = []
-        self._native = _native.Toolkit([])
-        self._set(list(tools))
+        self._use(_native.Toolkit(_specs(tools)))
 
-    def _set(self, tools: list[Tool]) -> None:
-        specs = [(t.name, t.description, t.input_schema, t.source, t) for t in tools]
-        native = _native.Toolkit(specs)
-        first: dict[str, Tool] = {}
-        for t in tools:
-            first.setdefault(sanitize(t.name), t)
+    def _use(self, native: _native.Toolkit) -> None:
+        _warn(native.warnings)
         self._native = native
-        self._all = tools
-        self._tools = [first[n] for n in native.names()]
+        self._tools: list[Tool] = native.tool_objects()
         self._by_name = dict(zip(native.names(), self._tools))
 
     def register(self, *tools: Tool) -> "Toolkit":
         """Adds tools (first name wins); returns the toolkit for chaining."""
-        self._set(self._all + list(tools))
+        self._use(self._native.registered(_specs(tools)))
         return self
 
     def tools(self) -> list[Tool]:
@@ -95,6 +90,10 @@ class Toolkit:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
+
+
+def _specs(tools: Any) -> list[tuple[str, str, Any, str, Tool]]:
+    return [(t.name, t.description, t.input_schema, t.source, t) for t in tools]
 
 
 def _builtins_off(builtins: Any) -> bool:
