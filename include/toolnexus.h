@@ -277,6 +277,13 @@ int32_t tn_client_run_with_answer_async(const struct tn_client *client,
                                         void *user_data,
                                         char **error_out);
 
+// The `user_data` of the async run (`tn_client_run_async`, `tn_client_run_with_answer_async`)
+// whose callback was handed `token`: how a host serving many concurrent runs from one client
+// and one toolkit tells which run a callback belongs to. NULL when the token is not pending,
+// or its callback comes from a blocking call (`tn_client_run`, `tn_toolkit_execute`). Valid
+// while the token is pending; callable from any thread.
+void *tn_token_run_data(uint64_t token);
+
 // Makes a cancellation handle. Pass it to runs; `tn_cancel_fire` aborts them all.
 //
 // # Safety

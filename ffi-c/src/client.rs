@@ -12,7 +12,7 @@ use crate::host::{
     tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_transport_fn, tn_wait_for_fn, CHooks, COnError, CTransport, CWaitFor,
     HostData,
 };
-use crate::runtime::{block_on, spawn};
+use crate::runtime::{block_on, run_data_of, spawn, with_run_data};
 use crate::status::{error_json, status_of, TN_ERR_CANCELLED, TN_OK};
 
 /// An opaque model client. Made by `tn_client_new`, released by `tn_client_free`; runs in
@@ -367,13 +367,26 @@ fn start(job: Job, f: unsafe extern "C" fn(*mut c_void, i32, *const c_char), use
     spawn(move || {
         let keep = Some((job.client.clone(), job.toolkit.clone()));
         let mut done = Done { f, user_data, fired: false, keep };
+        let run_data = user_data as usize;
         async move {
-            match job.run().await {
+            match with_run_data(run_data, job.run()).await {
                 Ok(r) => done.fire(TN_OK, result_json(&r)),
                 Err(e) => done.fire(status_of(e.kind()), error_json(&e)),
             }
         }
     })
+}
+
+/// The `user_data` of the async run (`tn_client_run_async`, `tn_client_run_with_answer_async`)
+/// whose callback was handed `token`: how a host serving many concurrent runs from one client
+/// and one toolkit tells which run a callback belongs to. NULL when the token is not pending,
+/// or its callback comes from a blocking call (`tn_client_run`, `tn_toolkit_execute`). Valid
+/// while the token is pending; callable from any thread.
+#[no_mangle]
+pub extern "C" fn tn_token_run_data(token: u64) -> *mut c_void {
+    let mut out = std::ptr::null_mut();
+    quietly(|| out = run_data_of(token).map_or(std::ptr::null_mut(), |d| d as *mut c_void));
+    out
 }
 
 /// Makes a cancellation handle. Pass it to runs; `tn_cancel_fire` aborts them all.

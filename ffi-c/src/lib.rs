@@ -32,7 +32,7 @@ use std::ffi::c_char;
 pub use client::{
     tn_callbacks, tn_cancel, tn_cancel_fire, tn_cancel_free, tn_cancel_new, tn_client, tn_client_free, tn_client_new,
     tn_client_run, tn_client_run_async, tn_client_run_with_answer, tn_client_run_with_answer_async, tn_client_warnings,
-    tn_done_fn,
+    tn_done_fn, tn_token_run_data,
 };
 pub use host::{
     tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_tool_fn, tn_transport_fn, tn_wait_for_fn, TN_HOOK_AFTER_LLM,

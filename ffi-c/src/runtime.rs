@@ -80,11 +80,32 @@ pub(crate) struct Completion {
     pub host_ref: Option<u64>,
 }
 
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
-static WAITING: Mutex<Option<HashMap<u64, oneshot::Sender<Completion>>>> = Mutex::new(None);
+tokio::task_local! {
+    /// The `user_data` of the async run being polled: the run a callback's token belongs to.
+    static RUN_DATA: usize;
+}
 
-fn waiting() -> std::sync::MutexGuard<'static, Option<HashMap<u64, oneshot::Sender<Completion>>>> {
+/// `fut` as the run whose callbacks report `run_data` (`tn_token_run_data`).
+pub(crate) async fn with_run_data<T>(run_data: usize, fut: impl Future<Output = T>) -> T {
+    RUN_DATA.scope(run_data, fut).await
+}
+
+/// A pending callback: where its completion goes, and the run it serves.
+struct Waiter {
+    tx: oneshot::Sender<Completion>,
+    run_data: Option<usize>,
+}
+
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+static WAITING: Mutex<Option<HashMap<u64, Waiter>>> = Mutex::new(None);
+
+fn waiting() -> std::sync::MutexGuard<'static, Option<HashMap<u64, Waiter>>> {
     WAITING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The run data of the run that issued the pending `token`, if any.
+pub(crate) fn run_data_of(token: u64) -> Option<usize> {
+    waiting().as_ref().and_then(|m| m.get(&token)).and_then(|w| w.run_data)
 }
 
 /// Forgets a token whose waiter went away (a cancelled run), so a late completion is refused.
@@ -102,7 +123,8 @@ impl Drop for Forget {
 pub(crate) async fn host_call(invoke: impl FnOnce(u64)) -> Completion {
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = oneshot::channel();
-    waiting().get_or_insert_with(HashMap::new).insert(token, tx);
+    let run_data = RUN_DATA.try_with(|d| *d).ok();
+    waiting().get_or_insert_with(HashMap::new).insert(token, Waiter { tx, run_data });
     let _forget = Forget(token);
     invoke(token);
     rx.await.unwrap_or(Completion {
@@ -114,9 +136,9 @@ pub(crate) async fn host_call(invoke: impl FnOnce(u64)) -> Completion {
 
 /// Delivers a completion; an unknown, used or abandoned token is an error.
 pub(crate) fn complete(token: u64, completion: Completion) -> Result<()> {
-    let tx = waiting().as_mut().and_then(|m| m.remove(&token));
-    match tx {
-        Some(tx) => {
+    let waiter = waiting().as_mut().and_then(|m| m.remove(&token));
+    match waiter {
+        Some(Waiter { tx, .. }) => {
             // The waiter may have gone between the lookup and now: that is a late completion.
             tx.send(completion).map_err(|_| Error::invalid(format!("completion token {token} is no longer awaited")))
         }

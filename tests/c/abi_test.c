@@ -266,6 +266,74 @@ static void test_async_run(tn_toolkit *tk) {
   script_done(&s);
 }
 
+/* A model that calls `whoami` until the transcript has its result, then answers. */
+static void whoami_model(void *user_data, const char *request_json, uint64_t token) {
+  (void)user_data;
+  tj *req = tj_parse(request_json);
+  int answered = strstr(jstr(req, "body"), "\"role\":\"tool\"") != NULL;
+  tj *resp = tj_object();
+  tj_add(resp, "status", tj_number(200));
+  tj_add(resp, "body", tj_string(answered ? TEXT("done") : CALLS(CALL("c1", "whoami", "{}"))));
+  char *text = tj_print(resp);
+  tn_complete(token, TN_OK, text, NULL);
+  free(text);
+  tj_free(resp);
+  tj_free(req);
+}
+
+typedef struct {
+  waiter_t w; /* first: on_done reads the run's user_data as a waiter_t */
+  const char *label;
+} labelled_run_t;
+
+/* The tool answers with the label of the run it serves, found from its token alone. */
+static void whoami(void *user_data, const char *call_json, uint64_t token) {
+  (void)user_data;
+  (void)call_json;
+  labelled_run_t *run = tn_token_run_data(token);
+  char result[96];
+  snprintf(result, sizeof result, "{\"output\":\"%s\",\"is_error\":false}", run ? run->label : "no run");
+  tn_complete(token, TN_OK, result, NULL);
+}
+
+/* One client and one toolkit serve concurrent async runs; each callback learns its run from
+ * its token (tn_token_run_data: the run's own user_data). */
+static void test_token_run_data(void) {
+  tn_callbacks cb = {0};
+  cb.transport = whoami_model;
+  tn_client *c = NULL;
+  tn_client_new("{\"base_url\":\"http://model.invalid/v1\",\"style\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}", &cb,
+                &c, NULL);
+  tn_toolkit *tk = NULL;
+  tn_toolkit_new("[{\"name\":\"whoami\"}]", whoami, NULL, NULL, &tk, NULL);
+  labelled_run_t runs[4];
+  const char *labels[4] = {"run-a", "run-b", "run-c", "run-d"};
+  for (int i = 0; i < 4; i++) {
+    memset(&runs[i], 0, sizeof runs[i]);
+    pthread_mutex_init(&runs[i].w.lock, NULL);
+    pthread_cond_init(&runs[i].w.cond, NULL);
+    runs[i].label = labels[i];
+    CHECK(tn_client_run_async(c, tk, "{\"prompt\":\"who?\"}", NULL, on_done, &runs[i], NULL) == TN_OK, "start %d", i);
+  }
+  for (int i = 0; i < 4; i++) {
+    wait_done(&runs[i].w);
+    tj *r = tj_parse(runs[i].w.json);
+    const char *output = jstr(tj_at(tj_get(r, "tool_calls"), 0), "output");
+    CHECK(output != NULL && strcmp(output, labels[i]) == 0, "run %d's tool saw its own run: %s", i, output ? output : "?");
+    tj_free(r);
+    free(runs[i].w.json);
+    pthread_mutex_destroy(&runs[i].w.lock);
+    pthread_cond_destroy(&runs[i].w.cond);
+  }
+  char *out = NULL;
+  CHECK(tn_toolkit_execute(tk, "whoami", "{}", &out, NULL) == TN_OK && strstr(out, "no run") != NULL,
+        "a blocking call has no run data: %s", out);
+  tn_string_free(out);
+  CHECK(tn_token_run_data(0) == NULL && tn_token_run_data(UINT64_MAX) == NULL, "an unknown token has none");
+  tn_toolkit_free(tk);
+  tn_client_free(c);
+}
+
 /* max_turns 0: no request at all, the run ends incomplete. */
 static void test_max_turns_zero(void) {
   script_t s;
@@ -757,6 +825,7 @@ int main(void) {
   test_refused_completion(tk, &h);
   test_host_errors_sanitize_and_execute_call(tk, &h);
   test_options_and_warnings();
+  test_token_run_data();
   test_duplicates_warnings_and_host_refs();
   test_fork_after_use();
 
