@@ -46,10 +46,23 @@ export interface AfterToolEv {
   turn: number
 }
 
+/** `defineTool` options: `run` (the rest of the interface is generated below). */
+export interface DefineToolOptions {
+  /**
+   * Returns a string, a `{output, isError, metadata?}` ToolResult, any JSON value (sent as
+   * its JSON text), or a Promise of one of those. A throw becomes an error result. Called with
+   * the options as `this`; as in the JS port it is looked up only when the tool runs (a missing
+   * one is then the error result `opts.run is not a function`).
+   */
+  run: (args: Record<string, any>, ctx: ToolRunContext) => unknown | Promise<unknown>
+}
+
 /**
  * A tool as the JS port's `Tool` interface describes it: any object with these members is
  * accepted by `createToolkit({extraTools})` and `Toolkit.register`. `execute` is called with
- * the object as `this`; a throw or a rejection becomes an error result.
+ * the object as `this`; a throw or a rejection becomes an error result. As in the JS port it is
+ * looked up only when the tool runs (a missing one is then the error result
+ * `tool.execute is not a function`).
  */
 export interface ToolLike {
   name: string

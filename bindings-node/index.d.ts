@@ -46,10 +46,23 @@ export interface AfterToolEv {
   turn: number
 }
 
+/** `defineTool` options: `run` (the rest of the interface is generated below). */
+export interface DefineToolOptions {
+  /**
+   * Returns a string, a `{output, isError, metadata?}` ToolResult, any JSON value (sent as
+   * its JSON text), or a Promise of one of those. A throw becomes an error result. Called with
+   * the options as `this`; as in the JS port it is looked up only when the tool runs (a missing
+   * one is then the error result `opts.run is not a function`).
+   */
+  run: (args: Record<string, any>, ctx: ToolRunContext) => unknown | Promise<unknown>
+}
+
 /**
  * A tool as the JS port's `Tool` interface describes it: any object with these members is
  * accepted by `createToolkit({extraTools})` and `Toolkit.register`. `execute` is called with
- * the object as `this`; a throw or a rejection becomes an error result.
+ * the object as `this`; a throw or a rejection becomes an error result. As in the JS port it is
+ * looked up only when the tool runs (a missing one is then the error result
+ * `tool.execute is not a function`).
  */
 export interface ToolLike {
   name: string
@@ -220,21 +233,19 @@ export declare function createClient(options: ClientOptions): Client
 /** Builds a toolkit (async, as in the JS port). */
 export declare function createToolkit(opts?: ToolkitOptions | undefined | null): Promise<Toolkit>
 
-/** Wraps a JS function as a tool. */
+/**
+ * Wraps a JS function as a tool. Like the JS port's, it takes one argument (a second one is
+ * ignored) and calls `opts.run` with `opts` as `this`.
+ */
 export declare function defineTool(opts: DefineToolOptions): Tool
 
-/** `defineTool` options. */
+/** `defineTool` options (`run` is declared with the first part of this interface, above). */
 export interface DefineToolOptions {
   name: string
   description?: string
   inputSchema?: Record<string, unknown>
   /** `native` (default), `custom`, `http`, `mcp`, `skill`, `builtin` or `a2a`. */
   source?: string
-  /**
-   * Returns a string, a `{output, isError, metadata?}` ToolResult, any JSON value (sent as
-   * its JSON text), or a Promise of one of those. A throw becomes an error result.
-   */
-  run: (args: Record<string, any>, ctx: ToolRunContext) => unknown | Promise<unknown>
 }
 
 /** One failed model call, as `onError` sees it. */

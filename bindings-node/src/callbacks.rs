@@ -1,112 +1,18 @@
 //! Host callbacks as engine traits: `waitFor`, `onError`, `bodyTransform` and the four
-//! lifecycle hooks, each a JS function behind a weak `ThreadsafeFunction` (it never keeps the
-//! process alive). A callback may return its value or a Promise of it; a throw or a rejection
-//! travels through the engine as the host's own error object (see `error.rs`).
+//! lifecycle hooks, each a JS function behind a weak `ThreadsafeFunction` (`call.rs`: it never
+//! keeps the process alive). A callback may return its value or a Promise of it; a throw or a
+//! rejection travels through the engine as the host's own error object (see `error.rs`).
 
 use std::sync::Arc;
 
 use engine::{BodyTransform, ErrorInfo, HookFuture, HookName, HookSet, JsonHooks, OnError, Tier, WaitFor};
-use napi::bindgen_prelude::JsValuesTupleIntoVec;
-use napi::bindgen_prelude::{FromNapiValue, Function, Object, Promise, Unknown};
-use napi::threadsafe_function::ThreadsafeFunction;
-use napi::JsValue;
-use napi::{sys, Status};
+use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 use serde_json::Value;
 
+use crate::call::{call, callback, method, Callback, MaybePromise};
 use crate::convert::{tool_result_from_json, Json, Request};
-use crate::error::{host, invalid};
-
-/// A JS callback taking `T` and answering `R` or `Promise<R>`; weak (unref'd).
-pub type Callback<T, R> = ThreadsafeFunction<T, MaybePromise<R>, T, Status, false, true>;
-
-/// What a callback returned: its value, or a Promise of it (read on the JS thread).
-pub enum MaybePromise<R: 'static + FromNapiValue> {
-    Now(R),
-    Later(Promise<R>),
-}
-
-impl<R: 'static + FromNapiValue + Send> FromNapiValue for MaybePromise<R> {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
-        let mut is_promise = false;
-        // SAFETY: called by napi on the JS thread with a live value of `env`.
-        napi::check_status!(unsafe { sys::napi_is_promise(env, v, &mut is_promise) })?;
-        if is_promise {
-            Ok(MaybePromise::Later(unsafe { Promise::from_napi_value(env, v)? }))
-        } else {
-            Ok(MaybePromise::Now(unsafe { R::from_napi_value(env, v)? }))
-        }
-    }
-}
-
-/// Wraps a JS function as a [`Callback`]. Must run on the JS thread.
-pub fn callback<T, R>(f: Function<'_, T, MaybePromise<R>>) -> napi::Result<Arc<Callback<T, R>>>
-where
-    T: 'static + JsValuesTupleIntoVec,
-    R: 'static + FromNapiValue + Send,
-{
-    Ok(Arc::new(f.build_threadsafe_function::<T>().weak::<true>().callee_handled::<false>().build()?))
-}
-
-/// Calls `f` with `value` and waits for its answer (awaiting a returned Promise); a throw or
-/// a rejection is a `host` error carrying the JS value.
-pub async fn call<T, R>(f: &Callback<T, R>, value: T) -> engine::Result<R>
-where
-    T: 'static + JsValuesTupleIntoVec,
-    R: 'static + FromNapiValue + Send,
-{
-    call_as(f, value, host).await
-}
-
-/// [`call`] with the engine error a throw or a rejection becomes (`fetch`'s are `network`).
-pub async fn call_as<T, R>(f: &Callback<T, R>, value: T, fail: fn(napi::Error) -> engine::Error) -> engine::Result<R>
-where
-    T: 'static + JsValuesTupleIntoVec,
-    R: 'static + FromNapiValue + Send,
-{
-    match f.call_async_catch(value).await.map_err(fail)? {
-        MaybePromise::Later(promise) => promise.await.map_err(fail),
-        MaybePromise::Now(v) => Ok(v),
-    }
-}
-
-/// `f.apply(this, args)` where a JS throw becomes an `Err` holding the thrown value and
-/// leaves no exception pending (napi would later report a pending one as uncaught).
-pub fn apply_caught<T, R, This>(f: &Function<'_, T, R>, this: This, args: T) -> napi::Result<R>
-where
-    T: JsValuesTupleIntoVec,
-    R: FromNapiValue,
-    This: napi::bindgen_prelude::ToNapiValue,
-{
-    let env = f.value().env;
-    f.apply(this, args).map_err(|e| {
-        let mut pending = false;
-        // SAFETY: `env` is the live env of `f`, on its JS thread.
-        unsafe { sys::napi_is_exception_pending(env, &mut pending) };
-        if !pending {
-            return e;
-        }
-        let mut thrown = std::ptr::null_mut();
-        unsafe { sys::napi_get_and_clear_last_exception(env, &mut thrown) };
-        napi::Error::from_unknown_without_coercion(unsafe { Unknown::from_raw_unchecked(env, thrown) })
-    })
-}
-
-/// Reads `obj[name]` as a function bound to `obj` (so a class instance's methods keep `this`).
-pub fn method<'e, T, R>(obj: &Object<'e>, name: &str) -> napi::Result<Option<Function<'e, T, R>>>
-where
-    T: 'static + JsValuesTupleIntoVec,
-    R: FromNapiValue,
-{
-    let Some(f) = obj.get::<Unknown>(name)? else { return Ok(None) };
-    if f.get_type()? != napi::ValueType::Function {
-        return Ok(None);
-    }
-    let env = f.value().env;
-    let f: Function<'e, T, R> = unsafe { Function::from_napi_value(env, f.raw())? };
-    let bound = f.bind(obj)?;
-    Ok(Some(unsafe { Function::from_napi_value(env, bound.raw())? }))
-}
+use crate::error::invalid;
 
 // ---- waitFor ------------------------------------------------------------------------------
 

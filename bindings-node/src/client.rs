@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::args::{arg, object_arg, optional_object_arg};
 use crate::convert::{Json, RunResult};
 use crate::error::{invalid, throw, to_js};
+use crate::keepalive;
 use crate::lazy::Raw;
 use crate::options::{engine_options, ClientOptions};
 use crate::toolkit::Toolkit;
@@ -137,8 +138,9 @@ impl Client {
         func: &str,
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
         let token = CancellationToken::new();
+        let id = keepalive::next_id();
         let watch = match signal {
-            Some(s) => Some(AbortWatch::attach(env, &s, token.clone()).map_err(|e| {
+            Some(s) => Some(AbortWatch::attach(env, &s, token.clone(), id).map_err(|e| {
                 // A throw of the host's own (a getter, addEventListener) stays its own.
                 if e.status == Status::PendingException {
                     return e;
@@ -155,7 +157,7 @@ impl Client {
                     let answer = engine::Answer::from_json(&a);
                     match (pending, answer) {
                         (Ok(p), Ok(a)) => Some((p, a)),
-                        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+                        (Err(e), _) | (_, Err(e)) => return Err(e),
                     }
                 }
                 None => None,
@@ -167,9 +169,9 @@ impl Client {
                 cancel: Some(token),
                 resume,
             };
-            Ok(client.run_input(input).await)
+            client.run_input(input).await
         };
-        env.spawn_future_with_callback(run, move |env, outcome| {
+        keepalive::spawn(env, id, run, move |env, outcome| {
             let cause = match watch {
                 Some(w) => w.finish(env)?,
                 None => None,
@@ -189,12 +191,14 @@ struct AbortWatch {
 }
 
 impl AbortWatch {
-    fn attach(env: &Env, signal: &Object<'_>, token: CancellationToken) -> napi::Result<AbortWatch> {
+    /// `id`: the run, which keeps the process alive from the abort until it settles.
+    fn attach(env: &Env, signal: &Object<'_>, token: CancellationToken, id: u64) -> napi::Result<AbortWatch> {
         if signal.get::<bool>("aborted")?.unwrap_or(false) {
             token.cancel();
         }
-        let listener = env.create_function_from_closure::<(), (), _>("onabort", move |_| {
+        let listener = env.create_function_from_closure::<(), (), _>("onabort", move |ctx| {
             token.cancel();
+            keepalive::cancelled(ctx.env, id);
             Ok(())
         })?;
         let add: Function<FnArgs<(&str, Unknown)>, Unknown> = signal.get_named_property("addEventListener")?;

@@ -251,7 +251,7 @@ fn json_stringify(env: sys::napi_env, v: sys::napi_value) -> napi::Result<String
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let stringify: Function<Unknown, Option<String>> = json.get_named_property("stringify")?;
     let value = unsafe { Unknown::from_raw_unchecked(env.raw(), v) };
-    Ok(crate::callbacks::apply_caught(&stringify, json, value)?.unwrap_or_default())
+    Ok(crate::call::apply_caught(&stringify, json, value)?.unwrap_or_default())
 }
 
 /// A JSON value that crosses as JSON text: `JSON.stringify` on the way in, `JSON.parse` on
@@ -287,6 +287,6 @@ impl ToNapiValue for Json {
         let env = Env::from_raw(env);
         let json: Object = env.get_global()?.get_named_property("JSON")?;
         let parse: Function<&str, Unknown> = json.get_named_property("parse")?;
-        Ok(crate::callbacks::apply_caught(&parse, json, text.as_str())?.raw())
+        Ok(crate::call::apply_caught(&parse, json, text.as_str())?.raw())
     }
 }

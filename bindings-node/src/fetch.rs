@@ -9,7 +9,10 @@
 //! The engine cancels a run (its signal, its `timeoutMs`) by dropping the run's future, this
 //! transport's included; a host fetch would not notice and would keep its socket (and the
 //! process) busy until the provider answered. So each request carries its own
-//! AbortController, aborted when the request's future is dropped before it completed.
+//! AbortController, aborted when the request's future is dropped before it completed. The
+//! request's own deadline is kept on the engine's clock, as the default transport keeps it: a
+//! JS timer racing the run's `timeoutMs` would sometimes end the run with the host's abort
+//! error instead of the run's `TimeoutError`.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -23,7 +26,7 @@ use napi::bindgen_prelude::{
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, JsValue, Status, ValueType};
 
-use crate::callbacks::{apply_caught, call_as, Callback, MaybePromise};
+use crate::call::{apply_caught, call_as, Callback, MaybePromise};
 use crate::error::{host, network};
 
 /// Where one request's AbortController stands. The controller is made on the JS thread when
@@ -62,8 +65,8 @@ impl JsValuesTupleIntoVec for FetchCall {
         init.set("headers", headers)?;
         init.set("body", String::from_utf8_lossy(&req.body).as_ref())?;
         // A failure here must not throw: napi would report it as an uncaught exception. The
-        // worst case is a signal that misses the run's cancellation or the deadline.
-        if let Ok(signal) = request_signal(&env, &self.slot, req.timeout.as_millis() as f64) {
+        // worst case is a request that is not aborted when the run drops it.
+        if let Ok(signal) = request_signal(&env, &self.slot) {
             init.set("signal", signal)?;
         }
         let url = env.create_string(&req.url)?;
@@ -71,28 +74,16 @@ impl JsValuesTupleIntoVec for FetchCall {
     }
 }
 
-/// The request's signal: aborted when the run drops the request, or when its per-request
-/// deadline passes (`AbortSignal.timeout`, whose timer is unref'd).
-fn request_signal<'e>(env: &'e Env, slot: &Shared, timeout_ms: f64) -> napi::Result<Unknown<'e>> {
-    let signal_class: Function<Unknown, Unknown> = env.get_global()?.get_named_property("AbortSignal")?;
-    let timeout: Function<f64, Unknown> = signal_class.get_named_property("timeout")?;
-    let deadline = apply_caught(&timeout, signal_class, timeout_ms)?;
-    let Ok(controller) = new_controller(env) else { return Ok(deadline) };
-    let cancel: Unknown = controller.get_named_property("signal")?;
-    {
-        let mut slot = lock(slot);
-        match *slot {
-            Slot::Dropped => abort(&controller),
-            _ => *slot = Slot::Armed(controller.create_ref()?),
-        }
+/// The request's signal: aborted when the run drops the request before it completed.
+fn request_signal<'e>(env: &'e Env, slot: &Shared) -> napi::Result<Unknown<'e>> {
+    let controller = new_controller(env)?;
+    let signal: Unknown = controller.get_named_property("signal")?;
+    let mut slot = lock(slot);
+    match *slot {
+        Slot::Dropped => abort(&controller),
+        _ => *slot = Slot::Armed(controller.create_ref()?),
     }
-    // Node 20.3+; on an older runtime the request keeps only its deadline.
-    let any: Function<Vec<Unknown>, Unknown> = match signal_class.get_named_property::<Unknown>("any")? {
-        // SAFETY: a live function value of `env`, on its JS thread.
-        f if f.get_type()? == ValueType::Function => unsafe { Function::from_napi_value(env.raw(), f.raw())? },
-        _ => return Ok(deadline),
-    };
-    apply_caught(&any, signal_class, vec![cancel, deadline])
+    Ok(signal)
 }
 
 fn new_controller<'e>(env: &'e Env) -> napi::Result<Object<'e>> {
@@ -207,7 +198,7 @@ impl JsFetch {
             })?;
         let releaser =
             release.build_threadsafe_function::<Release>().weak::<true>().callee_handled::<false>().build()?;
-        Ok(JsFetch { fetch: crate::callbacks::callback(f)?, releaser: Arc::new(releaser) })
+        Ok(JsFetch { fetch: crate::call::callback(f)?, releaser: Arc::new(releaser) })
     }
 }
 
@@ -220,11 +211,18 @@ impl Transport for JsFetch {
             // Moved whole (not just the field this block writes), so that dropping the future
             // drops it.
             let mut in_flight = in_flight;
-            let reply = call_as(&f, FetchCall { request, slot }, network).await;
-            let body = match reply {
-                Ok(FetchReply(Ok(r))) => r.body.await.map(|b| (r.status, r.retry_after, b)).map_err(network),
-                Ok(FetchReply(Err(e))) => Err(e),
-                Err(e) => Err(e),
+            let timeout = request.timeout;
+            let exchange = async {
+                match call_as(&f, FetchCall { request, slot }, network).await {
+                    Ok(FetchReply(Ok(r))) => r.body.await.map(|b| (r.status, r.retry_after, b)).map_err(network),
+                    Ok(FetchReply(Err(e))) => Err(e),
+                    Err(e) => Err(e),
+                }
+            };
+            let Ok(body) = tokio::time::timeout(timeout, exchange).await else {
+                // Past its deadline: dropping `in_flight` aborts the host's fetch.
+                let ms = timeout.as_millis();
+                return Err(engine::Error::new(ErrorKind::Network, format!("request timed out after {ms} ms")));
             };
             // Settled either way: nothing left for an abort to stop.
             in_flight.completed = true;

@@ -56,7 +56,7 @@ pub fn define_lazy_json(env: &Env, obj: sys::napi_value, key: &'static str, valu
     descriptor.set("set", setter)?;
     descriptor.set("enumerable", true)?;
     descriptor.set("configurable", true)?;
-    crate::callbacks::apply_caught(&define, object_ctor, FnArgs::from((Raw(obj), key, descriptor)))?;
+    crate::call::apply_caught(&define, object_ctor, FnArgs::from((Raw(obj), key, descriptor)))?;
     Ok(())
 }
 

@@ -3,9 +3,10 @@
 //!
 //! The engine does the work; this crate converts values at the edge, wraps each JS callback
 //! (tool `run`, `waitFor`, hooks, `onError`, `fetch`) as the engine trait it plays through a
-//! weak `ThreadsafeFunction`, and maps errors once (`error.rs`). `index.js` loads the addon,
-//! registers the error classes of `errors.js`, and is the package's CommonJS entry;
-//! `index.mjs` is the ESM one.
+//! weak `ThreadsafeFunction` (`call.rs`), settles runs as Promises that keep the process alive
+//! only while the engine works (`keepalive.rs`), and maps errors once (`error.rs`). `index.js`
+//! loads the addon, registers the error classes of `errors.js`, and is the package's CommonJS
+//! entry; `index.mjs` is the ESM one.
 #![deny(clippy::all)]
 // The JS API is documented in index.d.ts and the README.
 #![allow(missing_docs)]
@@ -14,11 +15,13 @@
 
 mod answer;
 mod args;
+mod call;
 mod callbacks;
 mod client;
 mod convert;
 mod error;
 mod fetch;
+mod keepalive;
 mod lazy;
 mod options;
 mod tool;

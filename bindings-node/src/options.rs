@@ -10,7 +10,8 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use crate::args::check_function;
-use crate::callbacks::{callback, ErrorInfoEvent, JsBodyTransform, JsHooks, JsOnError, JsWaitFor, MaybePromise};
+use crate::call::{callback, MaybePromise};
+use crate::callbacks::{ErrorInfoEvent, JsBodyTransform, JsHooks, JsOnError, JsWaitFor};
 use crate::convert::{Json, Request};
 use crate::error::invalid;
 use crate::fetch::{FetchCall, FetchReply, JsFetch};

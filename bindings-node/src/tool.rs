@@ -8,15 +8,14 @@ use std::sync::Arc;
 use engine::{ToolContext, ToolHandler, ToolSource};
 use futures_util::future::BoxFuture;
 use napi::bindgen_prelude::{
-    ClassInstance, FromNapiValue, Function, JsObjectValue, JsValuesTupleIntoVec, Object, PromiseRaw, ToNapiValue,
-    Unknown,
+    ClassInstance, FromNapiValue, JsObjectValue, JsValuesTupleIntoVec, Object, PromiseRaw, ToNapiValue, Unknown,
 };
 use napi::{sys, Env, JsValue, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::args::{arg, check_function, object_arg, optional_object_arg, type_of};
-use crate::callbacks::{call, callback, method, Callback, MaybePromise};
+use crate::args::{arg, object_arg, optional_object_arg, type_of};
+use crate::call::{call, callback, method, Callback, MaybePromise};
 use crate::convert::{tool_result_from_json, Answer, ToolResult, ToolValue};
 use crate::error::{invalid, throw};
 
@@ -68,8 +67,8 @@ impl Answered for ToolValue {
 }
 
 /// A JS `run(args, ctx)` (or a tool object's `execute`) as the engine's tool handler. A throw
-/// or a rejection becomes an error result whose output is the error's message (the run goes
-/// on).
+/// or a rejection becomes an error result whose output is the error's message, or the
+/// `String()` of a thrown value that is not an Error (the run goes on).
 struct JsTool<V: Answered>(Arc<Callback<ToolCall, V>>);
 
 impl<V: Answered> ToolHandler for JsTool<V> {
@@ -120,15 +119,12 @@ impl Answered for ExecuteAnswer {
 /// shaped like the JS port's `Tool` interface (`name`, `description`, `inputSchema`,
 /// `source?`, `execute(args, ctx)`). `what` names the argument in errors.
 pub fn tool_arg(env: &Env, value: Unknown, func: &str, what: &str) -> napi::Result<engine::Tool> {
-    if value.get_type()? == ValueType::Object {
+    if value.get_type()? == ValueType::Object && !value.is_array()? {
         // SAFETY: a live value of `env`; a value that is not a wrapped `Tool` fails cleanly.
         if let Ok(t) = unsafe { ClassInstance::<Tool>::from_napi_value(env.raw(), value.raw()) } {
             return Ok(t.inner.clone());
         }
-        let obj = Object::from_raw(env.raw(), value.raw());
-        if let Some(execute) = method::<ToolCall, MaybePromise<ExecuteAnswer>>(&obj, "execute")? {
-            return tool_object(env, &obj, execute, func, what);
-        }
+        return tool_object(env, &Object::from_raw(env.raw(), value.raw()), func, what);
     }
     let message = format!(
         "{func}: {what} must be a Tool (defineTool, relayTool) or an object with name, description, inputSchema \
@@ -138,13 +134,7 @@ pub fn tool_arg(env: &Env, value: Unknown, func: &str, what: &str) -> napi::Resu
     Err(throw(env, invalid(message)))
 }
 
-fn tool_object(
-    env: &Env,
-    obj: &Object,
-    execute: Function<'_, ToolCall, MaybePromise<ExecuteAnswer>>,
-    func: &str,
-    what: &str,
-) -> napi::Result<engine::Tool> {
+fn tool_object(env: &Env, obj: &Object, func: &str, what: &str) -> napi::Result<engine::Tool> {
     let field = |name: &str| -> napi::Result<(Unknown, String)> {
         Ok((obj.get_named_property::<Unknown>(name)?, format!("{what}.{name}")))
     };
@@ -158,14 +148,23 @@ fn tool_object(
     let source: Option<String> = arg(env, v, func, &path, "a string")?;
     // Absent, `custom`: what the JS port's loop reports for a tool without a source.
     let source = source_of(env, source.as_deref(), ToolSource::Custom, func, &path)?;
-    let handler = JsTool(callback(execute)?);
-    Ok(engine::Tool::new(
-        &name,
-        &description.unwrap_or_default(),
-        schema.unwrap_or(Value::Null),
-        source,
-        Arc::new(handler),
-    ))
+    let handler: Arc<dyn ToolHandler> = match method::<ToolCall, MaybePromise<ExecuteAnswer>>(obj, "execute")? {
+        Some(execute) => Arc::new(JsTool(callback(execute)?)),
+        None => Arc::new(NotCallable("tool.execute")),
+    };
+    Ok(engine::Tool::new(&name, &description.unwrap_or_default(), schema.unwrap_or(Value::Null), source, handler))
+}
+
+/// A tool whose function is not a function. As in the JS port, which looks it up only to call
+/// it, that is found when the tool runs: its result is the error JS gives for the call
+/// (`opts.run is not a function`).
+struct NotCallable(&'static str);
+
+impl ToolHandler for NotCallable {
+    fn execute(&self, _: Value, _: ToolContext) -> BoxFuture<'static, engine::Result<engine::ToolResult>> {
+        let result = engine::ToolResult::error(format!("{} is not a function", self.0));
+        Box::pin(async move { Ok(result) })
+    }
 }
 
 /// A tool's `source` string (`default` when absent); `relay` is only for `relayTool`.
@@ -227,8 +226,9 @@ impl Tool {
         let ctx = tool_context(ctx);
         let args = args.unwrap_or(Value::Null);
         // Only a host failure that aborts runs is an error here, and JS tools raise none.
-        env.spawn_future(async move {
-            tool.execute(args, ctx).await.map(ToolResult::from).map_err(|e| napi::Error::from_reason(e.message()))
+        let work = async move { tool.execute(args, ctx).await };
+        crate::keepalive::spawn(env, crate::keepalive::next_id(), work, |env, r| {
+            r.map(ToolResult::from).map_err(|e| throw(env, e))
         })
     }
 }
@@ -249,31 +249,34 @@ pub fn tool_context(ctx: Option<ExecuteContext>) -> ToolContext {
     ToolContext { answer, call_id: ctx.call_id.unwrap_or_default(), ..ToolContext::default() }
 }
 
-/// `defineTool` options.
+// `run` is not a field: `dts-header.d.ts` declares it (required, as in the JS port), and
+// `define_tool` reads it as any value, checked only when the tool runs.
+/// `defineTool` options (`run` is declared with the first part of this interface, above).
 #[napi(object, object_to_js = false)]
-pub struct DefineToolOptions<'a> {
+pub struct DefineToolOptions {
     pub name: String,
     pub description: Option<String>,
     #[napi(ts_type = "Record<string, unknown>")]
     pub input_schema: Option<Value>,
     /// `native` (default), `custom`, `http`, `mcp`, `skill`, `builtin` or `a2a`.
     pub source: Option<String>,
-    /// Returns a string, a `{output, isError, metadata?}` ToolResult, any JSON value (sent as
-    /// its JSON text), or a Promise of one of those. A throw becomes an error result.
-    #[napi(ts_type = "(args: Record<string, any>, ctx: ToolRunContext) => unknown | Promise<unknown>")]
-    pub run: Function<'a, ToolCall, MaybePromise<ToolValue>>,
 }
 
-/// Wraps a JS function as a tool.
+/// Wraps a JS function as a tool. Like the JS port's, it takes one argument (a second one is
+/// ignored) and calls `opts.run` with `opts` as `this`.
 #[napi(ts_args_type = "opts: DefineToolOptions", ts_return_type = "Tool")]
 pub fn define_tool(env: &Env, opts: Unknown) -> napi::Result<Tool> {
+    let raw = opts;
     let opts: DefineToolOptions = object_arg(env, opts, "defineTool", "opts")?;
     let source = source_of(env, opts.source.as_deref(), ToolSource::Native, "defineTool", "opts.source")?;
-    check_function(env, opts.run.raw(), "defineTool", "opts.run")?;
-    let handler = JsTool(callback(opts.run)?);
+    let run = method::<ToolCall, MaybePromise<ToolValue>>(&Object::from_raw(env.raw(), raw.raw()), "run")?;
+    let handler: Arc<dyn ToolHandler> = match run {
+        Some(run) => Arc::new(JsTool(callback(run)?)),
+        None => Arc::new(NotCallable("opts.run")),
+    };
     let schema = opts.input_schema.unwrap_or(Value::Null);
     let description = opts.description.unwrap_or_default();
-    Ok(Tool { inner: engine::Tool::new(&opts.name, &description, schema, source, Arc::new(handler)) })
+    Ok(Tool { inner: engine::Tool::new(&opts.name, &description, schema, source, handler) })
 }
 
 /// `relayTool` options.

@@ -123,12 +123,9 @@ impl Toolkit {
         let ctx = tool_context(ctx);
         let args = args.unwrap_or(Value::Null);
         // Only a host failure that aborts runs is an error here, and JS tools raise none.
-        env.spawn_future(async move {
-            toolkit
-                .execute(&name, args, ctx)
-                .await
-                .map(ToolResult::from)
-                .map_err(|e| napi::Error::from_reason(e.message()))
+        let work = async move { toolkit.execute(&name, args, ctx).await };
+        crate::keepalive::spawn(env, crate::keepalive::next_id(), work, |env, r| {
+            r.map(ToolResult::from).map_err(|e| throw(env, e))
         })
     }
 

@@ -298,6 +298,23 @@ describe('retries against a local server', () => {
     assert.ok(performance.now() - t0 < 350)
     await sleep(400) // let the mock send its late reply before the next test scripts it
   })
+
+  test('timeoutMs with fetch ends the run with its TimeoutError, and aborts the fetch', async () => {
+    // A fetch that stops only on its signal: the request's deadline must not race the run's.
+    const reasons = []
+    const fetch = (_url, init) =>
+      new Promise((_, reject) =>
+        init.signal.addEventListener('abort', () => {
+          reasons.push(init.signal.reason)
+          reject(init.signal.reason)
+        }),
+      )
+    for (let i = 0; i < 20; i++) {
+      await assert.rejects(openai({ fetch, retries: 0, timeoutMs: 20 }).run('x'), (e) => e instanceof tn.TimeoutError)
+    }
+    await sleep(20)
+    assert.equal(reasons.length, 20, 'every fetch was aborted')
+  })
 })
 
 describe('durable halt and runWithAnswer', () => {
@@ -508,6 +525,31 @@ describe('toolkit and vocabulary', () => {
     assert.deepEqual(await tk.get('my_tool_').execute({}), { output: 'o', isError: false, metadata: { k: 1 } })
     assert.deepEqual(await tk.execute('add', {}, { callId: 'x' }), { output: 'null', isError: false })
     await tk.close()
+  })
+
+  test('defineTool(opts, fn) as the JS port: the second argument is ignored; run and execute are checked when the tool runs', async () => {
+    let ran = 0
+    // Upstream's own tests call it so (js/test/translate.test.ts); its defineTool takes one argument.
+    const declared = defineTool({ name: 'danger', description: 'must not run' }, async () => {
+      ran++
+      return 'RAN'
+    })
+    assert.deepEqual([declared.name, declared.description, declared.source], ['danger', 'must not run', 'native'])
+    assert.deepEqual(await declared.execute({}), { output: 'opts.run is not a function', isError: true })
+    assert.deepEqual(await defineTool({ name: 'five', run: 5 }).execute({}), { output: 'opts.run is not a function', isError: true })
+    const bare = { name: 'bare', description: '', inputSchema: { type: 'object' } }
+    const tk = await createToolkit({ builtins: false, extraTools: [declared, bare] })
+    mock.script([openaiReply(null, [['c1', 'danger', '{}'], ['c2', 'bare', '{}']]), openaiReply('done')])
+    const r = await openai().run('x', { toolkit: tk })
+    assert.equal(r.text, 'done')
+    assert.deepEqual(
+      r.toolCalls.map((c) => [c.name, c.output, c.isError]),
+      [
+        ['danger', 'opts.run is not a function', true],
+        ['bare', 'tool.execute is not a function', true],
+      ],
+    )
+    assert.equal(ran, 0)
   })
 
   test('Tool.execute runs one tool alone: its ctx, a throw as an error result, a relay tool', async () => {

@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
@@ -176,6 +178,32 @@ describe('errors', () => {
     )
   })
 
+  test('a tool that throws or rejects with a non-Error gets its String() form as output, as the JS port', async () => {
+    const values = ['boom', 42, { code: 1 }, null, undefined, { toString: () => 'custom' }, Symbol('s'), ['a', 1]]
+    const tools = values.flatMap((v, i) => [
+      defineTool({
+        name: `throws${i}`,
+        run: () => {
+          throw v
+        },
+      }),
+      defineTool({ name: `rejects${i}`, run: async () => Promise.reject(v) }),
+      { name: `object${i}`, description: '', inputSchema: {}, execute: () => Promise.reject(v) },
+    ])
+    const tk = await createToolkit({ builtins: false, extraTools: tools })
+    const expected = ['boom', '42', '[object Object]', 'null', 'undefined', 'custom', 'Symbol(s)', 'a,1']
+    for (const t of tk.tools()) {
+      const out = await tk.execute(t.name, {})
+      assert.deepEqual(out, { output: expected[Number(t.name.replace(/\D/g, ''))], isError: true }, t.name)
+    }
+    // An Error's message, as before; through a run too.
+    mock.script([openaiReply(null, [['c1', 'throws0', '{}'], ['c2', 'rejects2', '{}']]), openaiReply('ok')])
+    const r = await openai().run('x', { toolkit: tk })
+    assert.deepEqual(r.toolCalls.map((c) => c.output), ['boom', '[object Object]'])
+    const messageOnly = defineTool({ name: 'm', run: () => Promise.reject(new RangeError('range')) })
+    assert.deepEqual(await messageOnly.execute({}), { output: 'range', isError: true })
+  })
+
   test('bad options and a missing key have their classes and codes', async () => {
     assert.throws(() => createClient({ baseUrl: 'nope', style: 'openai', model: 'm' }), tn.InvalidArgumentError)
     assert.throws(() => createClient({ baseUrl: 'http://x', style: 'gemini', model: 'm' }), { code: 'invalid_argument' })
@@ -200,14 +228,14 @@ describe('errors', () => {
       [() => createClient({ ...base, maxTurns: 'ten' }), /^createClient: options\.maxTurns must be a number$/],
       [() => createClient(), /^createClient: options must be an object, got undefined$/],
       [() => createClient({ ...base, waitFor: 'later' }), /^createClient: options\.waitFor must be a function, got string$/],
-      [() => defineTool({ name: 'x' }), /^defineTool: opts\.run is required$/],
+      [() => defineTool({ run: () => '' }), /^defineTool: opts\.name is required$/],
       [() => pending({ prompt: 'p' }), /^pending: request\.kind is required$/],
       [() => client.run('x', { toolkit: {} }), /^run: options\.toolkit must be a Toolkit$/],
       [() => client.run(42), /^run: prompt must be a string, got number$/],
       [() => client.run('x', { signal: {} }), /^run: options\.signal must be an AbortSignal$/],
       [() => client.runWithAnswer({}, [], {}, {}), /^runWithAnswer: toolkit must be a Toolkit, got object$/],
       [() => createToolkit({ extraTools: [42] }), /^createToolkit: opts\.extraTools\[0\] must be a Tool/],
-      [() => tk.register({ name: 'no execute' }), /^Toolkit\.register: tools\[0\] must be a Tool/],
+      [() => tk.register('no tool'), /^Toolkit\.register: tools\[0\] must be a Tool/],
       [() => tk.get(1), /^Toolkit\.get: name must be a string, got number$/],
       [() => tk.execute('x', {}, { callId: 5 }), /^Toolkit\.execute: ctx\.callId must be a string$/],
       [() => tn.authRequired(1), /^authRequired: url must be a string, got number$/],
@@ -240,10 +268,52 @@ describe('errors', () => {
 })
 
 describe('process', () => {
-  test('the CommonJS entry works and the process exits by itself after runs with callbacks', () => {
-    const child = spawnSync(process.execPath, [path.join(HERE, 'fixtures', 'exit.cjs')], { timeout: 20000, encoding: 'utf8' })
-    assert.equal(child.error, undefined, 'the process did not exit by itself')
+  test('a host promise garbage-collected unsettled leaves its run waiting, as an await would in JS', async () => {
+    v8.setFlagsFromString('--expose-gc')
+    const gc = vm.runInNewContext('gc')
+    let called = 0
+    const tk = await createToolkit({
+      builtins: false,
+      extraTools: [
+        defineTool({
+          name: 'stuck',
+          run: () => {
+            called++
+            return new Promise(() => {})
+          },
+        }),
+      ],
+    })
+    mock.script([openaiReply(null, [['c1', 'stuck', '{}']]), openaiReply('must not be asked')])
+    const ac = new AbortController()
+    let settled = false
+    const run = openai({ retries: 0 }).run('x', { toolkit: tk, signal: ac.signal })
+    run.then(
+      () => (settled = true),
+      () => (settled = true),
+    )
+    while (called === 0) await sleep(5)
+    for (let i = 0; i < 5; i++) {
+      gc()
+      await sleep(10)
+    }
+    assert.equal(settled, false, 'the run went on without its tool')
+    assert.equal(mock.seen.length, 1, 'the run asked the model again')
+    ac.abort()
+    await assert.rejects(run, tn.AbortError)
+  })
+
+  test('the CommonJS entry works and the process exits by itself after runs of every kind', () => {
+    // Done, halted and resumed, failed, aborted and timed out (with and without fetch), a
+    // rejecting hook; then a run, an execute and a waitFor left on promises that never settle.
+    const started = Date.now()
+    const child = spawnSync(process.execPath, [path.join(HERE, 'fixtures', 'exit.cjs')], { timeout: 10000, encoding: 'utf8' })
+    assert.equal(child.error, undefined, `the process did not exit by itself within 10 s: ${child.stdout}`)
     assert.equal(child.status, 0, child.stderr)
-    assert.match(child.stdout, /ran 3 runs: done,pending,done/)
+    assert.equal(
+      child.stdout.trim(),
+      'ran 13 runs: done,pending,done,http,network,cancelled,timeout,cancelled,timeout,hook,left,left,left',
+    )
+    assert.ok(Date.now() - started < 5000, `exited after ${Date.now() - started} ms`)
   })
 })
