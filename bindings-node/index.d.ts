@@ -170,7 +170,10 @@ export declare function answerOutput(id: string, output: string): Answer
 /** An `authorization` suspension at a login `url`. */
 export declare function authRequired(url: string, prompt?: string | undefined | null): ToolResult
 
-/** `createClient` options (the JS port's names; defaults as upstream). */
+/**
+ * `createClient` options (the JS port's names; defaults as upstream). The type the
+ * declarations show; the options themselves are read by the engine (see [`engine_options`]).
+ */
 export interface ClientOptions {
   /** The provider base URL (`https://api.openai.com/v1`, `https://api.anthropic.com`, ...). */
   baseUrl: string
@@ -198,6 +201,20 @@ export interface ClientOptions {
   retryableStatuses?: Array<number>
   /** Whole-run deadline in ms. */
   timeoutMs?: number
+  /**
+   * The longest `Retry-After` honoured, in ms (default 60000); a longer one rejects the run
+   * at once with the `ProviderError`, whose `retryAfter` says when to try again.
+   */
+  maxRetryAfterMs?: number
+  /**
+   * Whether a run with no API key anywhere fails before any request (default `true`, as
+   * upstream); `false` sends no auth header, for a `fetch` that authenticates itself.
+   */
+  requireApiKey?: boolean
+  /** Conversation memory (accepted as upstream's option; not implemented yet: it warns). */
+  store?: unknown
+  /** Metric events (accepted as upstream's option; not implemented yet: it warns). */
+  onMetric?: (event: Record<string, unknown>) => void
   /** Anthropic `max_tokens` (default 4096). */
   maxTokens?: number
   /**
@@ -371,7 +388,7 @@ export interface ToolkitOptions {
   /**
    * The JS port's built-in toolset switch (`false`, `{disabled: true}`, `{enabled: false}`
    * turn it off). The engine ships no built-in tools yet, so a toolkit holds only the
-   * tools given to it either way.
+   * tools given to it either way, and asking for them (the default) emits a warning.
    */
   builtins?: boolean | { disabled?: boolean; enabled?: boolean; tools?: Record<string, boolean> }
   /**

@@ -15,7 +15,7 @@ use crate::convert::{Json, RunResult};
 use crate::error::{invalid, throw, to_js};
 use crate::keepalive;
 use crate::lazy::Raw;
-use crate::options::{engine_options, ClientOptions};
+use crate::options::engine_options;
 use crate::toolkit::Toolkit;
 
 /// A configured model client. Cheap to share; runs may overlap.
@@ -27,9 +27,10 @@ pub struct Client {
 /// Builds a client. Bad options throw an `InvalidArgumentError`.
 #[napi(ts_args_type = "options: ClientOptions", ts_return_type = "Client")]
 pub fn create_client(env: &Env, options: Unknown) -> napi::Result<Client> {
-    let options: ClientOptions = object_arg(env, options, "createClient", "options")?;
-    let opts = engine_options(env, options)?.map_err(|e| throw(env, e))?;
-    let inner = engine::Client::new(opts).map_err(|e| throw(env, e))?;
+    let options: Object = object_arg(env, options, "createClient", "options")?;
+    let parsed = engine_options(env, &options)?.map_err(|e| throw(env, e))?;
+    crate::warning::emit(env, &parsed.warnings)?;
+    let inner = engine::Client::new(parsed.value).map_err(|e| throw(env, e))?;
     Ok(Client { inner: Arc::new(inner) })
 }
 

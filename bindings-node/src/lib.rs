@@ -26,6 +26,7 @@ mod lazy;
 mod options;
 mod tool;
 mod toolkit;
+mod warning;
 
 use napi_derive::napi;
 

@@ -3,21 +3,22 @@
 
 use std::sync::Arc;
 
-use engine::{JsonObject, Style};
-use napi::bindgen_prelude::{Function, Object};
-use napi::{Env, JsValue};
+use engine::JsonObject;
+use napi::bindgen_prelude::{Function, JsObjectValue, Object, Unknown};
+use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::args::check_function;
+use crate::args::{arg, check_function};
 use crate::call::{callback, MaybePromise};
 use crate::callbacks::{ErrorInfoEvent, JsBodyTransform, JsHooks, JsOnError, JsWaitFor};
 use crate::convert::{Json, Request};
-use crate::error::invalid;
 use crate::fetch::{FetchCall, FetchReply, JsFetch};
 
-/// `createClient` options (the JS port's names; defaults as upstream).
+/// `createClient` options (the JS port's names; defaults as upstream). The type the
+/// declarations show; the options themselves are read by the engine (see [`engine_options`]).
 #[napi(object, object_to_js = false)]
+#[allow(dead_code)]
 pub struct ClientOptions<'a> {
     /// The provider base URL (`https://api.openai.com/v1`, `https://api.anthropic.com`, ...).
     pub base_url: String,
@@ -46,6 +47,18 @@ pub struct ClientOptions<'a> {
     pub retryable_statuses: Option<Vec<u32>>,
     /// Whole-run deadline in ms.
     pub timeout_ms: Option<f64>,
+    /// The longest `Retry-After` honoured, in ms (default 60000); a longer one rejects the run
+    /// at once with the `ProviderError`, whose `retryAfter` says when to try again.
+    pub max_retry_after_ms: Option<f64>,
+    /// Whether a run with no API key anywhere fails before any request (default `true`, as
+    /// upstream); `false` sends no auth header, for a `fetch` that authenticates itself.
+    pub require_api_key: Option<bool>,
+    /// Conversation memory (accepted as upstream's option; not implemented yet: it warns).
+    #[napi(ts_type = "unknown")]
+    pub store: Option<Unknown<'a>>,
+    /// Metric events (accepted as upstream's option; not implemented yet: it warns).
+    #[napi(ts_type = "(event: Record<string, unknown>) => void")]
+    pub on_metric: Option<Unknown<'a>>,
     /// Anthropic `max_tokens` (default 4096).
     pub max_tokens: Option<u32>,
     /// Extra top-level body keys merged into every request (`messages`, `tools` and `stream`
@@ -76,83 +89,66 @@ pub struct ClientOptions<'a> {
     pub fetch: Option<Function<'a, FetchCall, MaybePromise<FetchReply>>>,
 }
 
-fn ms(v: f64, what: &str) -> engine::Result<u64> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(v as u64)
-    } else {
-        Err(invalid(format!("{what} must be a non-negative number of milliseconds")))
-    }
-}
+/// The options that are host functions: wrapped as the engine traits they play. Every other
+/// key goes to the engine as JSON, named as the user wrote it; it reads and checks them all.
+const HOST_FUNCTIONS: [&str; 5] = ["hooks", "waitFor", "onError", "bodyTransform", "fetch"];
 
-/// The engine options for `o`. Must run on the JS thread (it wraps the host functions).
-pub fn engine_options(env: &Env, o: ClientOptions<'_>) -> napi::Result<engine::Result<engine::ClientOptions>> {
-    let functions = [
-        ("waitFor", o.wait_for.as_ref().map(|f| f.raw())),
-        ("onError", o.on_error.as_ref().map(|f| f.raw())),
-        ("bodyTransform", o.body_transform.as_ref().map(|f| f.raw())),
-        ("fetch", o.fetch.as_ref().map(|f| f.raw())),
-    ];
-    for (name, f) in functions {
-        if let Some(f) = f {
-            check_function(env, f, "createClient", &format!("options.{name}"))?;
+/// Host objects the engine only needs to know were given (it warns that they do nothing yet).
+const HOST_OBJECTS: [&str; 2] = ["store", "onMetric"];
+
+/// The engine options for the `createClient` options object `o`, with what reading them
+/// warned about. Must run on the JS thread (it wraps the host functions).
+pub fn engine_options(
+    env: &Env,
+    o: &Object<'_>,
+) -> napi::Result<engine::Result<engine::Parsed<engine::ClientOptions>>> {
+    let mut plain = serde_json::Map::new();
+    let names = o.get_property_names()?;
+    for i in 0..names.get_array_length()? {
+        let key: String = names.get_element(i)?;
+        if HOST_FUNCTIONS.contains(&key.as_str()) {
+            continue;
         }
+        let value: Unknown = o.get_named_property(&key)?;
+        let json = match value.get_type()? {
+            ValueType::Undefined => continue,
+            _ if HOST_OBJECTS.contains(&key.as_str()) => Value::Bool(!matches!(value.get_type()?, ValueType::Null)),
+            // JSON has no NaN or Infinity: they reach the engine as their names, to be refused.
+            ValueType::Number => match value.coerce_to_number()?.get_double()? {
+                n if n.is_finite() => serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
+                n => Value::String(format!("{n}")),
+            },
+            _ => arg::<Json>(env, value, "createClient", &format!("options.{key}"), "JSON data")?.0,
+        };
+        plain.insert(key, json);
     }
-    let style = match Style::parse(&o.style) {
-        Ok(s) => s,
+    let mut parsed = match engine::ClientOptions::from_json(&Value::Object(plain)) {
+        Ok(p) => p,
         Err(e) => return Ok(Err(e)),
     };
-    let mut e = engine::ClientOptions::new(o.base_url, style, o.model);
-    e.api_key = o.api_key;
-    if let Some(h) = o.headers {
-        let mut headers = Vec::with_capacity(h.len());
-        for (k, v) in h {
-            match v {
-                Value::String(s) => headers.push((k, s)),
-                _ => return Ok(Err(invalid(format!("header {k:?} must be a string")))),
-            }
-        }
-        e.headers = headers;
-    }
-    e.system_prompt = o.system_prompt;
-    if let Some(n) = o.max_turns {
-        e.max_turns = n;
-    }
-    if let Some(n) = o.retries {
-        e.retries = n;
-    }
-    if let Some(v) = o.retry_base_ms {
-        match ms(v, "retryBaseMs") {
-            Ok(v) => e.retry_base_ms = v,
-            Err(err) => return Ok(Err(err)),
+    let e = &mut parsed.value;
+    for name in ["waitFor", "onError", "bodyTransform", "fetch"] {
+        let f: Unknown = o.get_named_property(name)?;
+        if !matches!(f.get_type()?, ValueType::Undefined | ValueType::Null) {
+            check_function(env, f.raw(), "createClient", &format!("options.{name}"))?;
         }
     }
-    if let Some(s) = o.retryable_statuses {
-        e.retryable_statuses = s.into_iter().map(|s| s.min(u32::from(u16::MAX)) as u16).collect();
-    }
-    if let Some(v) = o.timeout_ms {
-        match ms(v, "timeoutMs") {
-            Ok(v) => e.timeout_ms = Some(v),
-            Err(err) => return Ok(Err(err)),
-        }
-    }
-    if let Some(n) = o.max_tokens {
-        e.max_tokens = n;
-    }
-    e.request_params = o.request_params;
-    if let Some(h) = o.hooks {
+    if let Some(h) = o.get_named_property::<Option<Object>>("hooks")? {
         e.hooks = Some(Arc::new(engine::JsonHooksAdapter(JsHooks::from_object(&h)?)));
     }
-    if let Some(f) = o.wait_for {
+    if let Some(f) = o.get_named_property::<Option<Function<Request, MaybePromise<Option<Value>>>>>("waitFor")? {
         e.wait_for = Some(Arc::new(JsWaitFor(callback(f)?)));
     }
-    if let Some(f) = o.on_error {
+    if let Some(f) =
+        o.get_named_property::<Option<Function<ErrorInfoEvent, MaybePromise<Option<String>>>>>("onError")?
+    {
         e.on_error = Some(Arc::new(JsOnError(callback(f)?)));
     }
-    if let Some(f) = o.body_transform {
+    if let Some(f) = o.get_named_property::<Option<Function<Json, MaybePromise<Option<Json>>>>>("bodyTransform")? {
         e.body_transform = Some(Arc::new(JsBodyTransform(callback(f)?)));
     }
-    if let Some(f) = o.fetch {
+    if let Some(f) = o.get_named_property::<Option<Function<FetchCall, MaybePromise<FetchReply>>>>("fetch")? {
         e.transport = Some(Arc::new(JsFetch::new(f)?));
     }
-    Ok(Ok(e))
+    Ok(Ok(parsed))
 }

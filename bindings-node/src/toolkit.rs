@@ -18,9 +18,8 @@ use crate::tool::{tool_arg, tool_context, ExecuteContext, Tool};
 pub struct ToolkitOptions<'a> {
     /// The JS port's built-in toolset switch (`false`, `{disabled: true}`, `{enabled: false}`
     /// turn it off). The engine ships no built-in tools yet, so a toolkit holds only the
-    /// tools given to it either way.
+    /// tools given to it either way, and asking for them (the default) emits a warning.
     #[napi(ts_type = "boolean | { disabled?: boolean; enabled?: boolean; tools?: Record<string, boolean> }")]
-    #[allow(dead_code)] // accepted for the JS port's API; nothing to switch yet
     pub builtins: Option<Value>,
     /// The tools: from `defineTool` or `relayTool`, or objects shaped like the JS port's
     /// `Tool` interface.
@@ -65,13 +64,17 @@ fn tools_arg(env: &Env, value: Unknown, func: &str, what: &str) -> napi::Result<
 #[napi(ts_args_type = "opts?: ToolkitOptions | undefined | null", ts_return_type = "Promise<Toolkit>")]
 pub fn create_toolkit<'e>(env: &'e Env, opts: Unknown<'e>) -> napi::Result<PromiseRaw<'e, Toolkit>> {
     let opts: Option<ToolkitOptions> = optional_object_arg(env, opts, "createToolkit", "opts")?;
-    let tools = match opts.and_then(|o| o.extra_tools) {
+    let (builtins, extra) = opts.map_or((None, None), |o| (o.builtins, o.extra_tools));
+    let tools = match extra {
         Some(list) if !matches!(type_of(list), "undefined" | "null") => {
             tools_arg(env, list, "createToolkit", "opts.extraTools")?
         }
         _ => Vec::new(),
     };
-    let tk = engine::Toolkit::new(tools).map_err(|e| throw(env, e))?;
+    let mut tk = engine::Toolkit::new(tools).map_err(|e| throw(env, e))?;
+    let mut warnings: Vec<_> = engine::builtins_warning(&builtins.unwrap_or(Value::Null)).into_iter().collect();
+    warnings.extend(tk.take_warnings());
+    crate::warning::emit(env, &warnings)?;
     let toolkit = Toolkit { inner: RwLock::new(Arc::new(tk)) };
     env.spawn_future(async move { Ok(toolkit) })
 }
@@ -100,7 +103,10 @@ impl Toolkit {
         let mut guard = self.inner.write().map_err(|_| throw(env, invalid("toolkit lock poisoned")))?;
         let mut next = guard.as_ref().clone();
         next.register(tools).map_err(|e| throw(env, e))?;
+        let warnings = next.take_warnings();
         *guard = Arc::new(next);
+        drop(guard);
+        crate::warning::emit(env, &warnings)?;
         Ok(())
     }
 

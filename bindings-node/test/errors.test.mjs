@@ -224,8 +224,14 @@ describe('errors', () => {
     const client = openai()
     const base = { baseUrl: 'http://x', style: 'openai', model: 'm' }
     for (const [call, message] of [
-      [() => createClient({ style: 'openai', model: 'm' }), /^createClient: options\.baseUrl is required$/],
-      [() => createClient({ ...base, maxTurns: 'ten' }), /^createClient: options\.maxTurns must be a number$/],
+      // The engine reads the options: its messages name each one as written.
+      [() => createClient({ style: 'openai', model: 'm', maxTurns: 1 }), /^option "baseUrl" is required$/],
+      [() => createClient({ ...base, maxTurns: 'ten' }), /^option "maxTurns" must be a whole number from 0 to 4294967295, got string$/],
+      [() => createClient({ ...base, timeoutMs: -1 }), /^option "timeoutMs" must be a non-negative number of milliseconds, got -1$/],
+      [() => createClient({ ...base, timeoutMs: NaN }), /^option "timeoutMs" must be a non-negative number of milliseconds/],
+      [() => createClient({ ...base, retryableStatuses: [70000] }), /^option "retryableStatuses" must be an array of HTTP statuses/],
+      [() => createClient({ ...base, headers: { 'x-key': 5 } }), /^option "headers": the value of "x-key" must be a string, got number$/],
+      [() => createClient({ ...base, maxTurn: 3 }), /^unknown client option "maxTurn"$/],
       [() => createClient(), /^createClient: options must be an object, got undefined$/],
       [() => createClient({ ...base, waitFor: 'later' }), /^createClient: options\.waitFor must be a function, got string$/],
       [() => defineTool({ run: () => '' }), /^defineTool: opts\.name is required$/],

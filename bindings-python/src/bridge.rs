@@ -76,8 +76,17 @@ struct Forget(u64);
 
 impl Drop for Forget {
     fn drop(&mut self) {
-        if let Some(m) = pending().as_mut() {
-            m.remove(&self.0);
+        let waiting = pending().as_mut().and_then(|m| m.remove(&self.0)).is_some();
+        if waiting {
+            // The engine gave up on the call (its run ended: a deadline, a cancel, another
+            // call's failure): the Task driving the host's coroutine must not run on by itself.
+            Python::try_attach(|py| {
+                if let Ok(abandon) = crate::host::bridge_fn(py, "abandon") {
+                    if let Err(e) = abandon.call1(py, (self.0,)) {
+                        e.write_unraisable(py, None);
+                    }
+                }
+            });
         }
     }
 }

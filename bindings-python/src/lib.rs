@@ -28,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bridge::_after_fork_child, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::sanitize, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::parse_retry_after, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::builtins_warning, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::safe_error_body, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::capped_error_body, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::http_error_message, m)?)?;

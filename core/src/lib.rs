@@ -28,6 +28,9 @@
 mod answer;
 mod client;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod hooks;
 mod redact;
 pub mod relay;
@@ -54,7 +57,7 @@ pub use hooks::{
 pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
-pub use toolkit::{Declarations, DuplicateNames, Toolkit, BUILTIN_TOOL_NAMES};
+pub use toolkit::{builtins_warning, Declarations, DuplicateNames, Toolkit, BUILTIN_TOOL_NAMES};
 pub use transport::{Http1Transport, HttpRequest, HttpResponse, Transport};
 pub use types::{
     Answer, JsonObject, Request, RunResult, RunStatus, ToolCallRecord, ToolContext, ToolResult, Usage, LIMIT_MAX_TURNS,

@@ -19,6 +19,22 @@ use crate::warning::Warning;
 pub const BUILTIN_TOOL_NAMES: [&str; 10] =
     ["bash", "read", "write", "edit", "grep", "glob", "webfetch", "question", "apply_patch", "todowrite"];
 
+/// The warning for a toolkit's `builtins` option (`null`: not given), when it asks for
+/// built-in tools, which this build does not have yet: upstream's default is on, and a toolkit
+/// silently missing them would surprise. Off is `false`, `{"disabled": true}` or
+/// `{"enabled": false}`, as upstream reads it.
+pub fn builtins_warning(builtins: &Value) -> Option<Warning> {
+    let off = match builtins {
+        Value::Bool(b) => !b,
+        Value::Object(o) => {
+            o.get("disabled").and_then(Value::as_bool) == Some(true)
+                || o.get("enabled").and_then(Value::as_bool) == Some(false)
+        }
+        _ => false,
+    };
+    (!off).then(Warning::builtins_unavailable)
+}
+
 /// Which tool of a name a toolkit keeps when several share it (after sanitising).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DuplicateNames {

@@ -24,6 +24,16 @@ impl Warning {
         }
     }
 
+    /// Built-in tools asked for (upstream's default), which this build does not have yet.
+    pub fn builtins_unavailable() -> Warning {
+        Warning {
+            code: "unimplemented_option",
+            message: "[toolnexus] built-in tools (bash, read, ...) are not available in this build yet: the toolkit \
+                      holds only the tools given to it; turn builtins off to silence this warning"
+                .into(),
+        }
+    }
+
     /// A tool dropped because another of its toolkit has the same (sanitised) name.
     pub fn duplicate_tool(name: &str, kept: &str) -> Warning {
         Warning {
@@ -32,11 +42,14 @@ impl Warning {
         }
     }
 
-    /// A `request_params` key the engine owns: dropped, as upstream does.
-    pub fn ignored_request_param(key: &str) -> Warning {
+    /// A `request_params` key the engine owns: dropped, as upstream does. `option` is the
+    /// option as its user wrote it (`request_params` or `requestParams`), and the text names
+    /// the body transform in the same spelling.
+    pub fn ignored_request_param(option: &str, key: &str) -> Warning {
+        let transform = if option.contains('_') { "body_transform" } else { "bodyTransform" };
         Warning {
             code: "ignored_request_param",
-            message: format!("[toolnexus] request_params key \"{key}\" is not allowed — ignored (use body_transform)"),
+            message: format!("[toolnexus] {option} key \"{key}\" is not allowed — ignored (use {transform})"),
         }
     }
 }

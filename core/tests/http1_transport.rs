@@ -257,8 +257,16 @@ async fn sizes_from_the_network_cannot_overflow_the_body_cap() {
         let bytes = head.as_bytes().to_vec();
         let (url, _) = server(move |_, _| bytes.clone(), 1).await;
         let e = Http1Transport::new().post(req(&url)).await.unwrap_err();
-        // Refused on reading the size, not after reading to the end of the stream.
+        // Refused on reading the size, not after reading to the end of the stream; the server's
+        // fault, chunked or not (a network error would be retried).
         assert!(e.message().contains("too large"), "{head:?}: {e:?}");
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{head:?}: {e:?}");
+    }
+    for bad in ["zz\r\n", "1\r\n{xx\r\n"] {
+        let bytes = format!("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{bad}").into_bytes();
+        let (url, _) = server(move |_, _| bytes.clone(), 1).await;
+        let e = Http1Transport::new().post(req(&url)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{bad:?}: {e:?}");
     }
     let bytes = b"HTTP/1.1 200 OK\r\ncontent-length: 99999999999999999999999\r\n\r\n".to_vec();
     let (url, _) = server(move |_, _| bytes.clone(), 1).await;

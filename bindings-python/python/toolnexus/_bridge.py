@@ -37,10 +37,26 @@ def loop_waker(loop: asyncio.AbstractEventLoop) -> "_native.LoopWaker":
     return waker
 
 
+#: The Tasks of host calls the engine still waits on, by token (see ``abandon``). Weakly: what
+#: keeps a Task alive is its loop and what it awaits, never this table.
+_tasks: "weakref.WeakValueDictionary[int, asyncio.Future[Any]]" = weakref.WeakValueDictionary()
+
+
 def continue_task(awaitable: Any, token: int) -> None:
     """Runs what a host call returned and did not finish at once, completing ``token`` after."""
     task = asyncio.ensure_future(awaitable)
+    _tasks[token] = task
     task.add_done_callback(lambda t: _settle(token, t))
+
+
+def abandon(token: int) -> None:
+    """The engine no longer waits for ``token`` (its run ended): the host's coroutine is
+    cancelled, as asyncio cancels a task whose awaiter was cancelled, rather than left running
+    on the loop with nobody to read its outcome."""
+    task = _tasks.pop(token, None)
+    # On a closed loop nothing runs any more: there is nothing to stop.
+    if task is not None and not task.get_loop().is_closed():
+        task.cancel()
 
 
 def finish(coro: Any, yielded: Any) -> Any:
@@ -80,6 +96,7 @@ async def _finish(coro: Any, yielded: Any) -> Any:
 
 
 def _settle(token: int, task: "asyncio.Future[Any]") -> None:
+    _tasks.pop(token, None)
     if task.cancelled():
         _native._fail(token, asyncio.CancelledError())
         return

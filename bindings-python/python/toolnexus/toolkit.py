@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import warnings
 from typing import Any, Optional
 
 from . import _bridge, _native
@@ -96,14 +95,6 @@ def _specs(tools: Any) -> list[tuple[str, str, Any, str, Tool]]:
     return [(t.name, t.description, t.input_schema, t.source, t) for t in tools]
 
 
-def _builtins_off(builtins: Any) -> bool:
-    if builtins is False:
-        return True
-    if isinstance(builtins, dict):
-        return bool(builtins.get("disabled")) or builtins.get("enabled") is False
-    return False
-
-
 async def create_toolkit(
     mcp_config: Optional[Any] = None,
     skills_dir: Optional[Any] = None,
@@ -133,12 +124,6 @@ async def create_toolkit(
     for what, value in (("skills_dir", skills_dir), ("skills", skills), ("skill_provider", skill_provider)):
         if value is not None:
             raise NotImplementedError(_NOT_YET.format(what=what, kind="skill"))
-    if not _builtins_off(builtins):
-        warnings.warn(
-            "toolnexus: built-in tools (bash, read, ...) are not available in this build yet; "
-            "pass builtins=False to silence this warning",
-            UserWarning,
-            stacklevel=2,
-        )
+    _warn(_native.builtins_warning(builtins), stacklevel=2)
     dropped = set(disable_tools or ())
     return Toolkit([t for t in (extra_tools or []) if t.name not in dropped and sanitize(t.name) not in dropped])

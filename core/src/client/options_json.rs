@@ -1,10 +1,13 @@
 //! The client options as plain JSON: the one reader every binding hands the user's options
 //! to, so a bad option is the same error, naming the option, in every language.
 //!
-//! Keys are the engine's snake_case names. Numbers may arrive as integers or as floats (JS
-//! has only the latter): a count must be a whole number, a duration in milliseconds may be
-//! fractional and is rounded up. `null` means "not given". An unknown key is an error, so a
-//! misspelt option never goes unnoticed.
+//! Keys are the engine's snake_case names, or their camelCase spelling (`timeoutMs`), so a
+//! binding hands over what its user wrote and every error names the option as written.
+//! Numbers may arrive as integers or as floats (JS has only the latter): a count must be a
+//! whole number, a duration in milliseconds may be fractional and is rounded up. `null` means
+//! "not given". An unknown key is an error, so a misspelt option never goes unnoticed.
+
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -39,27 +42,80 @@ pub const CLIENT_OPTION_KEYS: [&str; 19] = [
 /// Options upstream has whose features this build lacks: accepted with a warning.
 const UNIMPLEMENTED: [&str; 4] = ["store", "on_metric", "on_unsupported_part", "max_part_bytes"];
 
-struct Reader<'a>(&'a Map<String, Value>);
+/// The options by engine name, each with the name its user wrote, and whether the user
+/// writes camelCase (so an option they left out is named their way too).
+struct Reader<'a>(HashMap<String, (&'a str, &'a Value)>, bool);
 
-impl Reader<'_> {
-    fn get(&self, k: &str) -> Option<&Value> {
-        self.0.get(k).filter(|v| !v.is_null())
+/// `timeoutMs` → `timeout_ms`; a snake_case name is unchanged.
+fn camel_case(name: &str) -> String {
+    let mut parts = name.split('_');
+    let mut out = parts.next().unwrap_or("").to_string();
+    for p in parts {
+        let mut c = p.chars();
+        if let Some(first) = c.next() {
+            out.push(first.to_ascii_uppercase());
+            out.push_str(c.as_str());
+        }
+    }
+    out
+}
+
+fn snake_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl<'a> Reader<'a> {
+    fn new(o: &'a Map<String, Value>) -> Result<Reader<'a>> {
+        let mut by_name = HashMap::with_capacity(o.len());
+        let camel = o.keys().any(|k| k.bytes().any(|b| b.is_ascii_uppercase()));
+        for (written, v) in o {
+            let name = snake_case(written);
+            if !CLIENT_OPTION_KEYS.contains(&name.as_str()) {
+                return Err(Error::invalid(format!("unknown client option {written:?}")));
+            }
+            if let Some((first, _)) = by_name.insert(name, (written.as_str(), v)) {
+                return Err(Error::invalid(format!("client option {written:?} is given twice (also as {first:?})")));
+            }
+        }
+        Ok(Reader(by_name, camel))
     }
 
-    fn wrong(k: &str, want: &str, got: &Value) -> Error {
-        Error::invalid(format!("option {k:?} must be {want}, got {}", describe(got)))
+    fn get(&self, k: &str) -> Option<&'a Value> {
+        self.0.get(k).map(|(_, v)| *v).filter(|v| !v.is_null())
+    }
+
+    /// The option as its user wrote it.
+    fn written(&self, k: &str) -> String {
+        match self.0.get(k) {
+            Some((w, _)) => w.to_string(),
+            None if self.1 => camel_case(k),
+            None => k.to_string(),
+        }
+    }
+
+    fn wrong(&self, k: &str, want: &str, got: &Value) -> Error {
+        Error::invalid(format!("option {:?} must be {want}, got {}", self.written(k), describe(got)))
     }
 
     fn string(&self, k: &str) -> Result<Option<String>> {
         match self.get(k) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(Self::wrong(k, "a string", v)),
+            Some(v) => Err(self.wrong(k, "a string", v)),
         }
     }
 
     fn required(&self, k: &str) -> Result<String> {
-        self.string(k)?.ok_or_else(|| Error::invalid(format!("option {k:?} is required")))
+        self.string(k)?.ok_or_else(|| Error::invalid(format!("option {:?} is required", self.written(k))))
     }
 
     fn count(&self, k: &str) -> Result<Option<u32>> {
@@ -68,7 +124,7 @@ impl Reader<'_> {
         let n = v.as_f64().filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX));
         match n {
             Some(n) => Ok(Some(n as u32)),
-            None => Err(Self::wrong(k, want, v)),
+            None => Err(self.wrong(k, want, v)),
         }
     }
 
@@ -80,7 +136,7 @@ impl Reader<'_> {
         // 2^53: past it a float no longer counts single milliseconds.
         match v.as_f64().filter(|n| n.is_finite() && *n >= 0.0 && *n <= 9_007_199_254_740_992.0) {
             Some(n) => Ok(Some(n.ceil() as u64)),
-            None => Err(Self::wrong(k, "a non-negative number of milliseconds", v)),
+            None => Err(self.wrong(k, "a non-negative number of milliseconds", v)),
         }
     }
 
@@ -88,14 +144,18 @@ impl Reader<'_> {
         match self.get(k) {
             None => Ok(None),
             Some(Value::Object(m)) => Ok(Some(m)),
-            Some(v) => Err(Self::wrong(k, "an object", v)),
+            Some(v) => Err(self.wrong(k, "an object", v)),
         }
     }
 }
 
 fn describe(v: &Value) -> String {
     match v {
-        Value::Number(n) => format!("{n}"),
+        // As its user wrote it: a JS `-1` arrives as the float -1.0.
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => format!("{n}"),
+        },
         Value::Bool(b) => format!("{b}"),
         other => json_type(other).to_string(),
     }
@@ -113,16 +173,13 @@ impl ClientOptions {
         let o = json
             .as_object()
             .ok_or_else(|| Error::invalid(format!("client options must be an object, got {}", describe(json))))?;
-        if let Some(k) = o.keys().find(|k| !CLIENT_OPTION_KEYS.contains(&k.as_str())) {
-            return Err(Error::invalid(format!("unknown client option {k:?}")));
-        }
-        let r = Reader(o);
+        let r = Reader::new(o)?;
         let mut warnings = Vec::new();
         let mut opts =
             ClientOptions::new(r.required("base_url")?, Style::parse(&r.required("style")?)?, r.required("model")?);
         opts.api_key = r.string("api_key")?;
         if let Some(v) = r.get("require_api_key") {
-            opts.require_api_key = v.as_bool().ok_or_else(|| Reader::wrong("require_api_key", "a boolean", v))?;
+            opts.require_api_key = v.as_bool().ok_or_else(|| r.wrong("require_api_key", "a boolean", v))?;
         }
         opts.system_prompt = r.string("system_prompt")?;
         if let Some(h) = r.object("headers")? {
@@ -132,7 +189,8 @@ impl ClientOptions {
                     Value::String(s) => Ok((k.clone(), s.clone())),
                     // The value may be a secret: the error names the header, never the value.
                     other => Err(Error::invalid(format!(
-                        "option \"headers\": the value of {k:?} must be a string, got {}",
+                        "option {:?}: the value of {k:?} must be a string, got {}",
+                        r.written("headers"),
                         json_type(other)
                     ))),
                 })
@@ -155,7 +213,7 @@ impl ClientOptions {
             opts.max_tokens = n;
         }
         if let Some(v) = r.get("retryable_statuses") {
-            let bad = || Reader::wrong("retryable_statuses", "an array of HTTP statuses (100 to 599)", v);
+            let bad = || r.wrong("retryable_statuses", "an array of HTTP statuses (100 to 599)", v);
             let arr = v.as_array().ok_or_else(bad)?;
             opts.retryable_statuses = arr
                 .iter()
@@ -167,14 +225,14 @@ impl ClientOptions {
             let mut params = p.clone();
             for k in FORBIDDEN_PARAMS {
                 if params.remove(k).is_some() {
-                    warnings.push(Warning::ignored_request_param(k));
+                    warnings.push(Warning::ignored_request_param(&r.written("request_params"), k));
                 }
             }
             opts.request_params = Some(params);
         }
         for k in UNIMPLEMENTED {
             if r.get(k).is_some() {
-                warnings.push(Warning::unimplemented_option(k));
+                warnings.push(Warning::unimplemented_option(&r.written(k)));
             }
         }
         opts.validate()?;
@@ -251,6 +309,26 @@ mod tests {
         let codes: Vec<_> = p.warnings.iter().map(|w| w.code).collect();
         assert_eq!(codes, ["ignored_request_param", "unimplemented_option"]);
         assert!(p.warnings[0].message.contains("request_params key \"tools\" is not allowed"));
+    }
+
+    #[test]
+    fn camel_case_names_are_read_and_errors_name_the_option_as_written() {
+        let o = json!({"baseUrl": "http://h/v1", "style": "openai", "model": "m", "timeoutMs": 5, "maxTurns": 2});
+        let p = ClientOptions::from_json(&o).unwrap();
+        assert_eq!((p.value.timeout_ms, p.value.max_turns), (Some(5), 2));
+        let mut bad = o.clone();
+        bad["timeoutMs"] = json!(-1);
+        assert!(ClientOptions::from_json(&bad).unwrap_err().message().contains("\"timeoutMs\""));
+        bad = o.clone();
+        bad["timeout_ms"] = json!(1);
+        assert!(ClientOptions::from_json(&bad).unwrap_err().message().contains("given twice"));
+        assert_eq!(
+            ClientOptions::from_json(&json!({"style": "openai", "model": "m", "maxTurns": 1})).unwrap_err().message(),
+            "option \"baseUrl\" is required"
+        );
+        bad = o;
+        bad["maxTurn"] = json!(1);
+        assert_eq!(ClientOptions::from_json(&bad).unwrap_err().message(), "unknown client option \"maxTurn\"");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::pool::{Conn, Origin, Pool, Stream};
@@ -214,7 +214,7 @@ impl Head {
     }
 }
 
-async fn read_head(conn: &mut Conn) -> std::result::Result<Head, Failure> {
+async fn read_head<S: AsyncRead + Unpin>(conn: &mut Conn<S>) -> std::result::Result<Head, Failure> {
     let mut seen_bytes = false;
     loop {
         let parsed = {
@@ -259,7 +259,7 @@ async fn read_head(conn: &mut Conn) -> std::result::Result<Head, Failure> {
     }
 }
 
-async fn read_chunked(conn: &mut Conn, body: &mut Vec<u8>) -> std::io::Result<()> {
+async fn read_chunked<S: AsyncRead + Unpin>(conn: &mut Conn<S>, body: &mut Vec<u8>) -> std::io::Result<()> {
     loop {
         let line = conn.take_line(8 * 1024).await?;
         let text = String::from_utf8_lossy(&line);
@@ -282,14 +282,26 @@ async fn read_chunked(conn: &mut Conn, body: &mut Vec<u8>) -> std::io::Result<()
     }
 }
 
+/// A chunked body that cannot be read: framing the server got wrong (a bad or oversized chunk
+/// size, a bad terminator) is a `protocol` error, as a bad or oversized content-length is, and
+/// is not retried; a connection that ends or fails mid-body is a `network` error.
+fn chunked_error(e: std::io::Error) -> Error {
+    let message = format!("reading the response failed: {e}");
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        Error::protocol(message)
+    } else {
+        Error::new(ErrorKind::Network, message)
+    }
+}
+
 /// Reads the body; returns whether the connection may be reused.
-async fn read_body(conn: &mut Conn, head: &Head, body: &mut Vec<u8>) -> Result<bool> {
+async fn read_body<S: AsyncRead + Unpin>(conn: &mut Conn<S>, head: &Head, body: &mut Vec<u8>) -> Result<bool> {
     let chunked = head.get("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
     if head.status == 204 || head.status == 304 {
         return Ok(head.keep_alive);
     }
     if chunked {
-        read_chunked(conn, body).await.map_err(|e| net("reading the response failed", e))?;
+        read_chunked(conn, body).await.map_err(chunked_error)?;
         return Ok(head.keep_alive);
     }
     if let Some(len) = head.get("content-length") {
@@ -315,6 +327,20 @@ async fn read_body(conn: &mut Conn, head: &Head, body: &mut Vec<u8>) -> Result<b
     }
 }
 
+/// Reads one response off `conn`; returns it and whether the connection may be reused.
+async fn read_response<S: AsyncRead + Unpin>(conn: &mut Conn<S>) -> std::result::Result<(HttpResponse, bool), Failure> {
+    let head = read_head(conn).await?;
+    let mut body = Vec::new();
+    let reusable = read_body(conn, &head, &mut body).await.map_err(Failure::During)?;
+    Ok((HttpResponse { status: head.status, headers: head.headers, body: Bytes::from(body) }, reusable))
+}
+
+/// [`read_response`] over any byte source, for the fuzz targets (`crate::fuzzing`).
+#[cfg(feature = "fuzzing")]
+pub(crate) async fn read_response_from<S: AsyncRead + Unpin>(io: S) -> Result<(HttpResponse, bool)> {
+    read_response(&mut Conn::new(io)).await.map_err(|(Failure::BeforeResponse(e) | Failure::During(e))| e)
+}
+
 impl Http1Transport {
     async fn exchange(&self, target: &Target, wire: &[u8]) -> Result<HttpResponse> {
         // A pooled connection the server already closed fails before any response byte;
@@ -327,22 +353,20 @@ impl Http1Transport {
                 None => connect(&target.origin).await?,
             };
             let sent = conn.io.write_all(wire).await.and(conn.io.flush().await);
-            let head = match sent {
+            let read = match sent {
                 Err(_) if was_reused => continue,
                 Err(e) => return Err(net("sending the request failed", e)),
-                Ok(()) => read_head(&mut conn).await,
+                Ok(()) => read_response(&mut conn).await,
             };
-            let head = match head {
-                Ok(h) => h,
+            let (response, reusable) = match read {
+                Ok(r) => r,
                 Err(Failure::BeforeResponse(_)) if was_reused => continue,
                 Err(Failure::BeforeResponse(e) | Failure::During(e)) => return Err(e),
             };
-            let mut body = Vec::new();
-            let reusable = read_body(&mut conn, &head, &mut body).await?;
             if reusable {
                 self.inner.pool.put(&target.origin, conn);
             }
-            return Ok(HttpResponse { status: head.status, headers: head.headers, body: Bytes::from(body) });
+            return Ok(response);
         }
     }
 }

@@ -68,4 +68,6 @@ mod http1;
 mod pool;
 mod tls;
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use http1::read_response_from;
 pub use http1::Http1Transport;

@@ -78,32 +78,18 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Idle connections kept per origin.
 const MAX_IDLE: usize = 16;
 
-/// An open connection with its read buffer.
-pub(super) struct Conn {
-    pub io: Stream,
+/// An open connection with its read buffer. The reading is generic over the byte source so
+/// the same code can be fed from memory (the fuzz targets); the pool only holds [`Stream`]s.
+pub(super) struct Conn<S = Stream> {
+    pub io: S,
     buf: Vec<u8>,
     pos: usize,
     idle_since: Instant,
 }
 
-impl Conn {
-    pub fn new(io: Stream) -> Conn {
+impl<S> Conn<S> {
+    pub fn new(io: S) -> Conn<S> {
         Conn { io, buf: Vec::with_capacity(16 * 1024), pos: 0, idle_since: Instant::now() }
-    }
-
-    /// Whether an idle connection may carry the next request: nothing buffered, and nothing
-    /// readable on the socket (no bytes, no end of stream). The socket is asked directly, not
-    /// through the reactor's cached readiness, which may not have seen the bytes yet. On TLS
-    /// any pending record counts (a close alert or a stray response: either way, not clean).
-    fn is_clean(&self) -> bool {
-        if !self.buffered().is_empty() {
-            return false;
-        }
-        let mut probe = [std::mem::MaybeUninit::<u8>::uninit(); 1];
-        match socket2::SockRef::from(self.io.tcp()).peek(&mut probe) {
-            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
-            Ok(_) => false,
-        }
     }
 
     /// The unread buffered bytes.
@@ -119,7 +105,26 @@ impl Conn {
             self.pos = 0;
         }
     }
+}
 
+impl Conn<Stream> {
+    /// Whether an idle connection may carry the next request: nothing buffered, and nothing
+    /// readable on the socket (no bytes, no end of stream). The socket is asked directly, not
+    /// through the reactor's cached readiness, which may not have seen the bytes yet. On TLS
+    /// any pending record counts (a close alert or a stray response: either way, not clean).
+    fn is_clean(&self) -> bool {
+        if !self.buffered().is_empty() {
+            return false;
+        }
+        let mut probe = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+        match socket2::SockRef::from(self.io.tcp()).peek(&mut probe) {
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+            Ok(_) => false,
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> Conn<S> {
     /// Reads more bytes into the buffer; `Ok(0)` at end of stream.
     pub async fn fill(&mut self) -> std::io::Result<usize> {
         if self.pos > 0 && self.pos == self.buf.len() {

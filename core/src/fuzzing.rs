@@ -1,0 +1,108 @@
+//! Entry points for the fuzz targets in `fuzz/`, built only with the non-default `fuzzing`
+//! feature: thin wrappers that let raw bytes reach parsers the public API keeps private (the
+//! reply parsers, the transcript readers, the HTTP/1.1 response reader). Not an API: it
+//! follows the code it wraps and may change with it.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio::io::{AsyncRead, ReadBuf};
+
+use crate::client::wire;
+use crate::error::{Error, ErrorKind, Result};
+use crate::{HttpResponse, Style, ToolResult, Usage};
+
+/// One tool call as the loop reads it from a reply or a transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedCall {
+    /// The provider's call id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The argument object, or why the arguments are unusable.
+    pub args: std::result::Result<Value, String>,
+    /// The arguments as the model sent them.
+    pub raw_args: String,
+}
+
+/// A reply as the loop reads it.
+#[derive(Clone, Debug)]
+pub struct ParsedReply {
+    /// The assistant message the loop records, if any.
+    pub message: Option<Value>,
+    /// The reply's text.
+    pub text: String,
+    /// The tool calls.
+    pub calls: Vec<ParsedCall>,
+    /// The token counts.
+    pub usage: Usage,
+}
+
+fn call_of(c: wire::Call) -> ParsedCall {
+    ParsedCall { id: c.id, name: c.name, args: c.args, raw_args: c.raw_args }
+}
+
+/// A 2xx response body as the loop reads it: decoded as JSON, then parsed for `style`.
+pub fn parse_reply(style: Style, body: &[u8]) -> Result<ParsedReply> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| Error::protocol(format!("provider answered 200 with a body that is not JSON ({e})")))?;
+    let r = wire::parse_reply(style, value)?;
+    Ok(ParsedReply {
+        message: r.message,
+        text: r.text,
+        calls: r.calls.into_iter().map(call_of).collect(),
+        usage: r.usage,
+    })
+}
+
+/// The tool calls a recorded assistant message carries (how a resume reads a transcript).
+pub fn calls_of(message: &Value) -> Option<Vec<ParsedCall>> {
+    wire::calls_of(message).map(|cs| cs.into_iter().map(call_of).collect())
+}
+
+/// Appends one turn's fresh results (call id, result) in the provider's shape.
+pub fn append_results(style: Style, messages: &mut Vec<Value>, results: Vec<(String, ToolResult)>) {
+    let entries = results.into_iter().map(|(id, r)| wire::Entry::Fresh(id, r)).collect();
+    wire::append_results(style, messages, entries);
+}
+
+/// Refuses a caller's transcript whose entries are not messages.
+pub fn check_history(messages: &[Value]) -> Result<()> {
+    wire::check_history(messages)
+}
+
+/// Gives every tool call of a transcript exactly one result.
+pub fn balance(style: Style, messages: Vec<Value>) -> Vec<Value> {
+    wire::balance(style, messages)
+}
+
+/// Feeds `bytes` to the transport's HTTP/1.1 response reader, at most `max_read` bytes per
+/// read (so a response arrives split the way the network may split it), and returns the
+/// response and whether the connection would be reused. The source never blocks, so a reader
+/// that still waits is a hang: an [`ErrorKind::Internal`] error saying so.
+pub fn read_response(bytes: &[u8], max_read: usize) -> Result<(HttpResponse, bool)> {
+    let source = Trickle { rest: bytes, max_read: max_read.max(1) };
+    crate::transport::read_response_from(source).now_or_never().unwrap_or_else(|| {
+        Err(Error::new(ErrorKind::Internal, "the response reader waits on a source that is at its end"))
+    })
+}
+
+/// An in-memory byte source that hands out at most `max_read` bytes per read.
+struct Trickle<'a> {
+    rest: &'a [u8],
+    max_read: usize,
+}
+
+impl AsyncRead for Trickle<'_> {
+    fn poll_read(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let n = this.rest.len().min(this.max_read).min(buf.remaining());
+        let (now, later) = this.rest.split_at(n);
+        buf.put_slice(now);
+        this.rest = later;
+        Poll::Ready(Ok(()))
+    }
+}
