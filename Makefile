@@ -147,3 +147,11 @@ c-install:
 	install -m 755 $(CARGO_TARGET_DIR)/$(PROFILE)/libtoolnexus.so $(PREFIX)/lib/
 	install -m 644 include/toolnexus.h $(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' ffi-c/toolnexus.pc.in > $(PREFIX)/lib/pkgconfig/toolnexus.pc
+
+# The JS and Go upstream suites, given a checkout of upstream's repository (js/, golang/,
+# examples/); not part of `make test`, since CI has none (docs/upstream-suites.md).
+.PHONY: upstream-suites-ports
+upstream-suites-ports:
+	@test -n "$(UPSTREAM_CHECKOUT)" || { echo "usage: make upstream-suites-ports UPSTREAM_CHECKOUT=<dir>" >&2; exit 2; }
+	tests/upstream/js/run.sh "$(UPSTREAM_CHECKOUT)"
+	tests/upstream/go/run.sh "$(UPSTREAM_CHECKOUT)"

@@ -374,6 +374,12 @@ export interface RunResult {
 /** Replaces every character outside `[a-zA-Z0-9_-]` with `_`, as tool names are made. */
 export declare function sanitize(value: string): string
 
+/** The Anthropic declarations of `tools` (as `Toolkit.toAnthropic`). */
+export declare function toAnthropic(tools: Array<Tool | ToolLike>): any[]
+
+/** The Gemini declarations of `tools` (as `Toolkit.toGemini`). */
+export declare function toGemini(tools: Array<Tool | ToolLike>): any[]
+
 /** One tool call made during a run, with its final result. */
 export interface ToolCallRecord {
   name: string
@@ -417,6 +423,9 @@ export interface ToolRunContext {
   /** Milliseconds left before the run's deadline, when it has one. */
   timeout?: number
 }
+
+/** The OpenAI declarations of `tools` (as `Toolkit.toOpenAI`). */
+export declare function toOpenAI(tools: Array<Tool | ToolLike>): any[]
 
 /** Token usage summed across the turns of a run. */
 export interface Usage {

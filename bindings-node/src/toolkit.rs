@@ -79,6 +79,30 @@ pub fn create_toolkit<'e>(env: &'e Env, opts: Unknown<'e>) -> napi::Result<Promi
     env.spawn_future(async move { Ok(toolkit) })
 }
 
+/// The engine's toolkit for a list of tools, for the free adapter functions.
+fn adapted(env: &Env, tools: Unknown, func: &str) -> napi::Result<engine::Toolkit> {
+    let tools = tools_arg(env, tools, func, "tools")?;
+    engine::Toolkit::new(tools).map_err(|e| throw(env, e))
+}
+
+/// The OpenAI declarations of `tools` (as `Toolkit.toOpenAI`).
+#[napi(js_name = "toOpenAI", ts_args_type = "tools: Array<Tool | ToolLike>", ts_return_type = "any[]")]
+pub fn to_openai_of(env: &Env, tools: Unknown) -> napi::Result<Vec<Value>> {
+    Ok(adapted(env, tools, "toOpenAI")?.to_openai())
+}
+
+/// The Anthropic declarations of `tools` (as `Toolkit.toAnthropic`).
+#[napi(js_name = "toAnthropic", ts_args_type = "tools: Array<Tool | ToolLike>", ts_return_type = "any[]")]
+pub fn to_anthropic_of(env: &Env, tools: Unknown) -> napi::Result<Vec<Value>> {
+    Ok(adapted(env, tools, "toAnthropic")?.to_anthropic())
+}
+
+/// The Gemini declarations of `tools` (as `Toolkit.toGemini`).
+#[napi(js_name = "toGemini", ts_args_type = "tools: Array<Tool | ToolLike>", ts_return_type = "any[]")]
+pub fn to_gemini_of(env: &Env, tools: Unknown) -> napi::Result<Vec<Value>> {
+    Ok(adapted(env, tools, "toGemini")?.to_gemini())
+}
+
 #[napi]
 impl Toolkit {
     /// The tools, in registration order.

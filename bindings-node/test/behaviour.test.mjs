@@ -668,4 +668,16 @@ describe('toolkit and vocabulary', () => {
     assert.equal(tn.sanitize('my tool.v2/x-y_z'), 'my_tool_v2_x-y_z')
     assert.equal(tn.sanitize('my tool!'), defineTool({ name: 'my tool!', run: () => '' }).name)
   })
+
+  test('the adapters as free functions, as the JS port exports them', async () => {
+    const cjs = createRequire(import.meta.url)('../index.js')
+    const tools = [defineTool({ name: 'add', description: 'Add.', run: () => '' }), tn.relayTool({ name: 'refund', description: 'Refund.' })]
+    const tk = await createToolkit({ builtins: false, extraTools: tools })
+    assert.deepEqual(tn.toOpenAI(tools), tk.toOpenAI())
+    assert.deepEqual(tn.toAnthropic(tools), tk.toAnthropic())
+    assert.deepEqual(tn.toGemini(tools), tk.toGemini())
+    assert.equal(cjs.toOpenAI, tn.toOpenAI)
+    assert.deepEqual(tn.toAnthropic(tools)[1], { name: 'refund', description: 'Refund.', input_schema: { type: 'object', properties: {} } })
+    assert.throws(() => tn.toOpenAI('x'), (e) => e instanceof tn.InvalidArgumentError && /toOpenAI: tools must be an array/.test(e.message))
+  })
 })

@@ -1,0 +1,3 @@
+module toolnexus.local/upstream-go-harness
+
+go 1.22
