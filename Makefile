@@ -113,13 +113,15 @@ header-check: $(CBINDGEN)
 c-lib:
 	$(CARGO) build -p toolnexus-ffi --locked
 
-# The ABI test runs under valgrind (no definite or indirect leaks); the header is compiled as
+# The ABI tests run under valgrind (no definite or indirect leaks); the header is compiled as
 # C99 and as C++, included twice; every conformance scenario is replayed through the C ABI.
-# c-asan runs the ABI test and the conformance runner again under ASan, LSan and UBSan.
+# c-asan runs the ABI tests and the conformance runner again under ASan, LSan and UBSan.
 c-tests: c-lib c-asan
 	@mkdir -p $(C_OUT)
 	$(CC) $(C_FLAGS) tests/c/abi_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/abi_test
 	$(VALGRIND) $(C_OUT)/abi_test
+	$(CC) $(C_FLAGS) tests/c/vocab_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/vocab_test
+	$(VALGRIND) $(C_OUT)/vocab_test tests/options/bad-client-options.json
 	$(CC) $(C_FLAGS) tests/c/header_twice.c $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/header_c
 	$(C_OUT)/header_c
 	$(CXX) -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ tests/c/header_twice.c -x none \
@@ -136,6 +138,8 @@ c-asan: c-lib
 	@mkdir -p $(C_OUT)
 	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/abi_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/abi_test_asan
 	$(C_ASAN_ENV) $(C_OUT)/abi_test_asan
+	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/vocab_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/vocab_test_asan
+	$(C_ASAN_ENV) $(C_OUT)/vocab_test_asan tests/options/bad-client-options.json
 	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/conformance_runner.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) \
 	  -o $(C_OUT)/conformance_asan
 	$(C_ASAN_ENV) $(C_OUT)/conformance_asan tests/conformance

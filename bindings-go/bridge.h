@@ -1,6 +1,11 @@
-/* The C side of the Go binding: fixed trampolines that carry a cgo.Handle (as uintptr_t)
+/* The C side of the Go binding: fixed trampolines that carry cgo.Handles (as uintptr_t)
  * between libtoolnexus callbacks and the exported Go functions in callbacks.go. Go never
- * turns an integer into a pointer: the casts happen here. */
+ * turns an integer into a pointer: the casts happen here.
+ *
+ * One engine client per Client and one engine toolkit per Toolkit serve every run: each run
+ * (or Toolkit.Execute) passes a handle to its own scope as its user_data, and every
+ * trampoline hands the Go side the scope of the run its token belongs to
+ * (tn_token_run_data), beside the toolkit's own handle for tools. */
 #ifndef TOOLNEXUS_GO_BRIDGE_H
 #define TOOLNEXUS_GO_BRIDGE_H
 
@@ -13,18 +18,22 @@
 #define TN_GO_TRANSPORT 2u
 #define TN_GO_ON_ERROR 4u
 
-/* tn_toolkit_new with the Go tool trampoline; handle 0 means "no tools run through it" (no
- * finalizer is registered for it). */
-int32_t tn_go_toolkit_new(const char *tools_json, uintptr_t handle, tn_toolkit **out, char **error_out);
+/* tn_toolkit_new with the Go tool trampoline; `tools` is a handle to the toolkit's tools,
+ * released through goRelease when the engine is done with them. */
+int32_t tn_go_toolkit_new(const char *tools_json, uintptr_t tools, tn_toolkit **out, char **error_out);
 
 /* tn_client_new with the Go trampolines named in `wired` and, when hook_mask is not 0, the
- * hook trampoline. The handle is released through goRelease when the client is done with it
- * (handle 0: a client that is only checked; nothing to release). */
-int32_t tn_go_client_new(const char *options_json, uintptr_t handle, uint32_t wired, uint32_t hook_mask,
-                         tn_client **out, char **error_out);
+ * hook trampoline. The client has no user_data: its callbacks serve the run of their token. */
+int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, tn_client **out,
+                         char **error_out);
 
-/* tn_client_run_async whose done callback hands the outcome to goRunDone(handle, ...). */
+/* tn_client_run_async with `scope` as the run's user_data; done hands the outcome to
+ * goRunDone(scope, ...). */
 int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
-                        const tn_cancel *cancel, uintptr_t handle, char **error_out);
+                        const tn_cancel *cancel, uintptr_t scope, char **error_out);
+
+/* tn_toolkit_execute_call_async, as tn_go_run_async. */
+int32_t tn_go_execute_async(const tn_toolkit *toolkit, const char *call_json, const tn_cancel *cancel,
+                            uintptr_t scope, char **error_out);
 
 #endif

@@ -4,17 +4,22 @@ package toolnexus
 // thread, so it copies its strings, starts a goroutine for the host's code and returns at
 // once: a Go callable may block (a human approving, a slow tool) without holding the
 // engine's thread. The goroutine answers with tn_complete.
+//
+// `run` is the scope of the run the callback's token belongs to (the run's user_data, found
+// by tn_token_run_data): one engine client and one engine toolkit serve every run, and this
+// is how a callback knows which run, and so which ctx, it serves.
 
 // #include "bridge.h"
 import "C"
 
 import "runtime/cgo"
 
-// dispatch resolves the scope and runs work on its own goroutine, completing the token with
-// its outcome; a released scope is answered at once.
-func dispatch(h C.uintptr_t, token C.uint64_t, work func(*runScope) outcome) {
+// dispatch resolves the run's scope and runs work on its own goroutine, completing the token
+// with its outcome; a callback whose run has ended (or that no run of this package issued)
+// is answered at once.
+func dispatch(run C.uintptr_t, token C.uint64_t, work func(*runScope) outcome) {
 	tok := uint64(token)
-	sc, ok := scopeOf(uintptr(h))
+	sc, ok := scopeOf(uintptr(run))
 	if !ok {
 		complete(tok, statusHost, "toolnexus: a callback arrived for a run that has ended")
 		return
@@ -31,41 +36,42 @@ func dispatch(h C.uintptr_t, token C.uint64_t, work func(*runScope) outcome) {
 }
 
 //export goTool
-func goTool(h C.uintptr_t, callJSON *C.char, token C.uint64_t) {
+func goTool(tools, run C.uintptr_t, callJSON *C.char, token C.uint64_t) {
 	call := C.GoString(callJSON)
-	dispatch(h, token, func(sc *runScope) outcome { return sc.toolOutcome(call) })
+	set, _ := handleValue(cgo.Handle(uintptr(tools))).(*toolSet)
+	dispatch(run, token, func(sc *runScope) outcome { return set.outcome(sc, call) })
 }
 
 //export goWaitFor
-func goWaitFor(h C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
+func goWaitFor(run C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
 	req := C.GoString(requestJSON)
-	dispatch(h, token, func(sc *runScope) outcome { return sc.waitForOutcome(req) })
+	dispatch(run, token, func(sc *runScope) outcome { return sc.waitForOutcome(req) })
 }
 
 //export goTransport
-func goTransport(h C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
+func goTransport(run C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
 	req := C.GoString(requestJSON)
-	dispatch(h, token, func(sc *runScope) outcome { return sc.transportOutcome(req) })
+	dispatch(run, token, func(sc *runScope) outcome { return sc.transportOutcome(req) })
 }
 
 //export goHook
-func goHook(h C.uintptr_t, hook *C.char, eventJSON *C.char, token C.uint64_t) {
+func goHook(run C.uintptr_t, hook *C.char, eventJSON *C.char, token C.uint64_t) {
 	name, ev := C.GoString(hook), C.GoString(eventJSON)
-	dispatch(h, token, func(sc *runScope) outcome { return sc.hookOutcome(name, ev) })
+	dispatch(run, token, func(sc *runScope) outcome { return sc.hookOutcome(name, ev) })
 }
 
 //export goOnError
-func goOnError(h C.uintptr_t, infoJSON *C.char, token C.uint64_t) {
+func goOnError(run C.uintptr_t, infoJSON *C.char, token C.uint64_t) {
 	info := C.GoString(infoJSON)
-	dispatch(h, token, func(sc *runScope) outcome { return sc.onErrorOutcome(info) })
+	dispatch(run, token, func(sc *runScope) outcome { return sc.onErrorOutcome(info) })
 }
 
 //export goRunDone
-func goRunDone(h C.uintptr_t, status C.int32_t, json *C.char) {
+func goRunDone(run C.uintptr_t, status C.int32_t, json *C.char) {
 	out := runOutcome{status: int(status), json: C.GoString(json)}
-	handle := cgo.Handle(uintptr(h))
-	if ch, ok := handleValue(handle).(chan runOutcome); ok {
-		ch <- out // buffered: never blocks the library's thread
+	handle := cgo.Handle(uintptr(run))
+	if sc, ok := handleValue(handle).(*runScope); ok {
+		sc.done <- out // buffered: never blocks the library's thread
 		handle.Delete()
 	}
 }

@@ -14,6 +14,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -43,6 +44,13 @@ func EngineVersion() string {
 // hands over is JSON from encoding/json or plain text, so it is valid UTF-8 and NUL-free
 // where it matters (JSON escapes NUL).
 func cstring(s string) *C.char { return C.CString(s) }
+
+// ctext copies a caller's plain text (an id, an output) into C memory for the engine, which
+// reads NUL-terminated UTF-8: NUL and bytes that are not UTF-8 become U+FFFD, as encoding/json
+// turns the latter. The caller frees it with freeC.
+func ctext(s string) *C.char {
+	return C.CString(strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD"))
+}
 
 // freeC releases a string made by cstring.
 func freeC(p *C.char) { C.free(unsafe.Pointer(p)) }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"log"
 	"net/http"
+	"runtime"
 )
 
 // ClientStyle selects the provider's wire format.
@@ -76,14 +77,13 @@ type ClientOptions struct {
 	OnMetric func(MetricEvent)
 }
 
-// Client runs the loop against a model. It holds no engine resources between runs and may run
-// many times, concurrently.
+// Client runs the loop against a model. It may run many times, concurrently: every run uses
+// the one engine client made for it (freed once the Client is unreachable), each with its own
+// scope.
 type Client struct {
-	opts     ClientOptions
-	options  string // the engine's options_json
-	wired    C.uint32_t
-	hookMask C.uint32_t
-	err      error // why the options cannot run
+	opts   ClientOptions
+	native *C.tn_client // nil when err is set
+	err    error        // why the options cannot run
 }
 
 // engineOptions is tn_client_new's options_json.
@@ -123,7 +123,10 @@ func unsupportedClientOption(o ClientOptions) string {
 // reported by every run; NewClient reports them at once.
 func CreateClient(opts ClientOptions) *Client {
 	c := &Client{opts: opts}
-	c.err = c.prepare()
+	c.native, c.err = newEngineClient(opts)
+	if c.native != nil {
+		runtime.SetFinalizer(c, func(c *Client) { C.tn_client_free(c.native) })
+	}
 	return c
 }
 
@@ -136,14 +139,14 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	return c, nil
 }
 
-// prepare encodes the options and lets the engine check them once.
-func (c *Client) prepare() error {
+// newEngineClient has the engine read the options and makes the client every run uses; its
+// warnings go to the standard logger, once.
+func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	if abiErr != nil {
-		return abiErr
+		return nil, abiErr
 	}
-	o := c.opts
 	if name := unsupportedClientOption(o); name != "" {
-		return bindingError(KindInvalidArgument, "client option %s is not supported by this binding yet", name)
+		return nil, bindingError(KindInvalidArgument, "client option %s is not supported by this binding yet", name)
 	}
 	style := o.Style
 	if style == "" {
@@ -155,29 +158,30 @@ func (c *Client) prepare() error {
 		RetryableStatuses: o.RetryableStatuses, TimeoutMs: o.TimeoutMs, RequestParams: o.RequestParams,
 	})
 	if err != nil {
-		return bindingError(KindInvalidArgument, "cannot encode the client options: %v", err)
+		return nil, bindingError(KindInvalidArgument, "cannot encode the client options: %v", err)
 	}
-	c.options = string(raw)
+	var wired C.uint32_t
 	if o.WaitFor != nil {
-		c.wired |= C.TN_GO_WAIT_FOR
+		wired |= C.TN_GO_WAIT_FOR
 	}
 	if o.HTTPClient != nil {
-		c.wired |= C.TN_GO_TRANSPORT
+		wired |= C.TN_GO_TRANSPORT
 	}
 	if o.OnError != nil {
-		c.wired |= C.TN_GO_ON_ERROR
+		wired |= C.TN_GO_ON_ERROR
 	}
-	c.hookMask = hookMask(o.Hooks)
-	h, err := c.newHandle(0)
-	if err != nil {
-		return err
+	options := cstring(string(raw))
+	defer freeC(options)
+	var out *C.tn_client
+	var errJSON *C.char
+	if err := check(C.tn_go_client_new(options, wired, hookMask(o.Hooks), &out, &errJSON), errJSON); err != nil {
+		return nil, err
 	}
-	defer C.tn_client_free(h)
-	var warnings, errJSON *C.char
-	if check(C.tn_client_warnings(h, &warnings, &errJSON), errJSON) == nil {
+	var warnings *C.char
+	if check(C.tn_client_warnings(out, &warnings, &errJSON), errJSON) == nil {
 		logWarnings(takeString(warnings))
 	}
-	return nil
+	return out, nil
 }
 
 // logWarnings hands the engine's warnings (its `[{code, message}]` JSON) to the standard
@@ -213,20 +217,6 @@ func hookMask(h *Hooks) C.uint32_t {
 		m |= C.TN_HOOK_AFTER_TOOL
 	}
 	return m
-}
-
-// newHandle makes an engine client whose callbacks reach the scope behind handle (0: a client
-// that is only checked, never run). On failure the engine has released the handle.
-func (c *Client) newHandle(handle uintptr) (*C.tn_client, error) {
-	opts := cstring(c.options)
-	defer freeC(opts)
-	var out *C.tn_client
-	var errJSON *C.char
-	status := C.tn_go_client_new(opts, C.uintptr_t(handle), c.wired, c.hookMask, &out, &errJSON)
-	if err := check(status, errJSON); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // Run runs the loop for prompt with the tools of tk (nil: no tools). ctx cancellation aborts

@@ -7,10 +7,11 @@ import (
 )
 
 // ErrorKind classifies an *Error. The values are the engine's stable kind names, one per C
-// status code; the mapping from code to kind is made once, here.
+// status code; which code is which kind is the engine's table (tn_error_kinds), read at load.
 type ErrorKind string
 
-// The error kinds, one per TN_ERR_* status of the C ABI.
+// The error kinds, one per TN_ERR_* status of the C ABI (a test checks them against the
+// engine's table).
 const (
 	KindInvalidArgument ErrorKind = "invalid_argument"
 	KindConfig          ErrorKind = "config"
@@ -24,36 +25,6 @@ const (
 	KindInternal        ErrorKind = "internal"
 	KindReentrant       ErrorKind = "reentrant"
 )
-
-// kindOfCode maps a C status code to its kind; an unknown code is reported as internal.
-func kindOfCode(code int) ErrorKind {
-	switch code {
-	case 1:
-		return KindInvalidArgument
-	case 2:
-		return KindConfig
-	case 3:
-		return KindHTTP
-	case 4:
-		return KindNetwork
-	case 5:
-		return KindTimeout
-	case 6:
-		return KindCancelled
-	case 7:
-		return KindProtocol
-	case 8:
-		return KindAnswerMismatch
-	case 9:
-		return KindHost
-	case 10:
-		return KindInternal
-	case 11:
-		return KindReentrant
-	default:
-		return KindInternal
-	}
-}
 
 // Error is every failure this package returns. Match it with errors.As; Unwrap reaches the
 // detail: a *ProviderError for KindHTTP, a *RunTimeoutError for KindTimeout, the context's
@@ -134,16 +105,6 @@ func decodeEngineError(status int, text string) *Error {
 		e.cause = pe
 	}
 	return e
-}
-
-// codeOfKind is the C status code of kind (from the one table above).
-func codeOfKind(kind ErrorKind) int {
-	for code := 1; code <= 11; code++ {
-		if kindOfCode(code) == kind {
-			return code
-		}
-	}
-	return 0
 }
 
 // bindingError is an error this package raises before reaching the engine.

@@ -1,5 +1,8 @@
 package toolnexus
 
+// #include "bridge.h"
+import "C"
+
 import (
 	"encoding/json"
 	"fmt"
@@ -25,20 +28,20 @@ func (s *runScope) hookOutcome(hook, eventJSON string) outcome {
 	h := s.opts.Hooks
 	var override any
 	err := guard("hook "+hook, func() error {
-		switch hook {
-		case "before_llm":
+		switch hookBits[hook] { // the engine's names for its TN_HOOK_* bits
+		case C.TN_HOOK_BEFORE_LLM:
 			ov, err := h.BeforeLLM(s.ctx, BeforeLLMEvent{Messages: ev.Messages, Tools: ev.Tools, Model: ev.Model, Turn: ev.Turn})
 			if ov != nil {
 				override = llmOverrideJSON(ov)
 			}
 			return err
-		case "after_llm":
+		case C.TN_HOOK_AFTER_LLM:
 			return h.AfterLLM(s.ctx, AfterLLMEvent{Response: ev.Response, Model: ev.Model, Turn: ev.Turn})
-		case "before_tool":
+		case C.TN_HOOK_BEFORE_TOOL:
 			ov, err := h.BeforeTool(s.ctx, BeforeToolEvent{Name: ev.Name, Args: ev.Args, ID: ev.ID, Turn: ev.Turn})
 			override = toolOverrideJSON(ov)
 			return err
-		case "after_tool":
+		case C.TN_HOOK_AFTER_TOOL:
 			e := AfterToolEvent{Name: ev.Name, Args: ev.Args, Result: ev.Result.toResult(), ID: ev.ID, Turn: ev.Turn}
 			ov, err := h.AfterTool(s.ctx, e)
 			override = toolOverrideJSON(ov)

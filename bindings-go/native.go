@@ -1,5 +1,8 @@
 package toolnexus
 
+// #include "bridge.h"
+import "C"
+
 import (
 	"context"
 	"log"
@@ -39,7 +42,9 @@ func NativeTool(
 // Register adds tools to the toolkit and returns it, for chaining (the Go port's signature).
 // As at creation a later duplicate name is dropped; a tool the engine refuses (a relay tool
 // named like a built-in, a tool without Execute) is not added either, and the reason is
-// logged, since the port's signature has no error to return it through.
+// logged, since the port's signature has no error to return it through. Each added tool
+// makes the toolkit's engine toolkit anew; runs in progress finish with the one they started
+// with.
 func (tk *Toolkit) Register(tools ...Tool) *Toolkit {
 	if tk == nil {
 		return nil
@@ -47,12 +52,30 @@ func (tk *Toolkit) Register(tools ...Tool) *Toolkit {
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
 	for _, t := range tools {
-		next, err := buildToolkit(append(append([]Tool(nil), tk.tools...), t))
-		if err != nil {
-			log.Printf("[toolnexus] tool %q not registered: %v", t.Name, err)
+		if tk.native == nil {
+			log.Printf("[toolnexus] tool %q not registered: the toolkit is closed", t.Name)
 			continue
 		}
-		tk.tools, tk.byName, tk.decl, tk.styles = next.tools, next.byName, next.decl, next.styles
+		if err := tk.rebuild(append(append([]Tool(nil), tk.tools...), t)); err != nil {
+			log.Printf("[toolnexus] tool %q not registered: %v", t.Name, err)
+		}
 	}
 	return tk
+}
+
+// rebuild replaces the engine toolkit with one of tools; on failure the toolkit is unchanged.
+// The caller holds tk.mu.
+func (tk *Toolkit) rebuild(tools []Tool) error {
+	native, kept, err := newEngineToolkit(tools)
+	if err != nil {
+		return err
+	}
+	next := &Toolkit{native: native}
+	if err := next.describe(kept); err != nil {
+		C.tn_toolkit_free(native)
+		return err
+	}
+	C.tn_toolkit_free(tk.native)
+	tk.native, tk.tools, tk.byName, tk.styles = next.native, next.tools, next.byName, next.styles
+	return nil
 }

@@ -1,5 +1,8 @@
 package toolnexus
 
+// #include "bridge.h"
+import "C"
+
 import "encoding/json"
 
 // Relay tools: declared to the model, executed by the host. A relay call suspends the run
@@ -43,10 +46,12 @@ type RelayResult struct {
 // object with no properties.
 //
 // In a run the engine routes relay calls itself and never calls Execute. Execute is for code
-// that calls a tool directly, as the Go port's callers may: without ctx.Answer it returns the
-// suspension for that one call (its id left empty: only a run knows the provider's call id);
-// with ctx.Answer it returns the host's result, Data[RelayOutputKey] and Data[RelayIsErrorKey],
-// or "relay declined for <name>: <reason>" for a refusal.
+// that calls a tool directly, as the Go port's callers may, and asks the engine what the
+// call does (tn_relay_execute): without ctx.Answer, the suspension for that one call, the
+// Request a run would relay it with (for the call ctx.CallID; with none, a fresh Request id);
+// with ctx.Answer, the result the model would read, as a run reads it: the result for
+// ctx.CallID in Data["results"] (see RelayAnswer), else Data[RelayOutputKey] and
+// Data[RelayIsErrorKey], or "relay declined for <name>: <reason>" for a refusal.
 func RelayTool(name, description string, schema JSONSchema) Tool {
 	if schema == nil {
 		schema = JSONSchema{"type": "object", "properties": map[string]any{}}
@@ -57,52 +62,53 @@ func RelayTool(name, description string, schema JSONSchema) Tool {
 		InputSchema: schema,
 		Source:      SourceRelay,
 		Execute: func(args map[string]any, ctx *ToolContext) (ToolResult, error) {
-			if ctx != nil && ctx.Answer != nil {
-				return relayAnswerResult(name, ctx.Answer), nil
-			}
-			if args == nil {
-				args = map[string]any{}
-			}
-			raw, err := json.Marshal(args)
-			if err != nil {
-				return ToolResult{Output: "toolnexus: cannot relay " + name + ": " + err.Error(), IsError: true}, nil
-			}
-			// The prompt is the engine's wording for a one-call relay Request; the engine has no
-			// C function that builds it, and a test holds the two together.
-			return Pending(Request{
-				Kind:   RelayKind,
-				Prompt: "relay tool call " + name + " to the caller for execution",
-				Data: map[string]any{"calls": []any{map[string]any{
-					"id": "", "name": name, "input": args, "arguments": string(raw),
-				}}},
-			}), nil
+			return relayExecute(name, args, ctx), nil
 		},
 	}
 }
 
-// relayAnswerResult is what the model would read for a relay call the host answered. A refusal
-// or a failed host tool is an error result, never an error: the model recovers from it.
-func relayAnswerResult(name string, a *Answer) ToolResult {
-	if !a.Ok {
-		reason := a.Reason
-		if reason == "" {
-			reason = "declined"
-		}
-		return ToolResult{Output: "relay declined for " + name + ": " + reason, IsError: true}
+// relayExecute is RelayTool's Execute. A refusal or a failed host tool is an error result,
+// never an error: the model recovers from it.
+func relayExecute(name string, args map[string]any, ctx *ToolContext) ToolResult {
+	if abiErr != nil {
+		return ToolResult{Output: abiErr.Error(), IsError: true}
 	}
-	output, _ := a.Data[RelayOutputKey].(string)
-	isError, _ := a.Data[RelayIsErrorKey].(bool)
-	return ToolResult{Output: output, IsError: isError}
+	call := map[string]any{"args": args}
+	if ctx != nil {
+		call["call_id"] = ctx.CallID
+		if ctx.Answer != nil {
+			call["answer"] = ctx.Answer
+		}
+	}
+	raw, err := json.Marshal(call)
+	if err != nil {
+		return ToolResult{Output: "toolnexus: cannot relay " + name + ": " + err.Error(), IsError: true}
+	}
+	cname, ccall := ctext(name), cstring(string(raw))
+	defer freeC(cname)
+	defer freeC(ccall)
+	var out, errJSON *C.char
+	if err := check(C.tn_relay_execute(cname, ccall, &out, &errJSON), errJSON); err != nil {
+		return ToolResult{Output: "toolnexus: cannot relay " + name + ": " + err.Error(), IsError: true}
+	}
+	return suspensionResult(takeString(out))
 }
 
 // RelayAnswer is the Answer for a relay Request: Ok, with Data {"results": [...]} holding one
-// result per relayed call.
+// result per relayed call (the engine's tn_relay_answer).
 func RelayAnswer(requestID string, results []RelayResult) Answer {
-	arr := make([]any, len(results))
-	for i, r := range results {
-		arr[i] = map[string]any{"id": r.ID, "output": r.Output, "isError": r.IsError}
+	if results == nil {
+		results = []RelayResult{}
 	}
-	return Answer{ID: requestID, Ok: true, Data: map[string]any{"results": arr}}
+	raw, err := json.Marshal(results)
+	if err != nil { // not reached: RelayResult is strings and a bool
+		return Answer{ID: requestID, Reason: "toolnexus: " + err.Error()}
+	}
+	cid, cresults := ctext(requestID), cstring(string(raw))
+	defer freeC(cid)
+	defer freeC(cresults)
+	var out, errJSON *C.char
+	return engineAnswer(requestID, C.tn_relay_answer(cid, cresults, &out, &errJSON), out, errJSON)
 }
 
 // IsRelayRequest reports whether req is a relayed tool call.

@@ -6,6 +6,7 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"runtime/cgo"
 	"time"
 )
@@ -16,9 +17,9 @@ type runOutcome struct {
 	json   string
 }
 
-// run executes one run: it declares the client and the tools to the engine with a scope bound
-// to this run's context, starts the run asynchronously, fires the engine's cancellation when
-// ctx ends, and waits for the outcome.
+// run executes one run on the client's engine client (and the toolkit's engine toolkit): it
+// starts the run asynchronously with a scope bound to this run's context as its user_data,
+// fires the engine's cancellation when ctx ends, and waits for the outcome.
 func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunResult, error) {
 	if c.err != nil {
 		return RunResult{}, c.err
@@ -30,26 +31,22 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 	if err != nil {
 		return RunResult{}, bindingError(KindInvalidArgument, "cannot encode the run input: %v", err)
 	}
-	var tools map[string]Tool
-	var decl string
-	if tk != nil {
-		if tools, decl, err = tk.forRun(); err != nil {
-			return RunResult{}, err
-		}
-	}
 	if err := ctx.Err(); err != nil {
 		return RunResult{}, &Error{Kind: KindCancelled, Code: codeOfKind(KindCancelled),
 			Message: "run cancelled before it started: " + err.Error(), cause: err}
 	}
 	runCtx, stop := c.runContext(ctx)
 	defer stop()
-	sc := &runScope{ctx: runCtx, opts: &c.opts, tools: tools}
-	er, err := c.open(sc, tk != nil, decl)
-	if err != nil {
-		return RunResult{}, err
-	}
-	defer er.close()
-	out, err := er.await(ctx, sc, string(inputJSON))
+	sc := newScope(runCtx, &c.opts)
+	in := cstring(string(inputJSON))
+	defer freeC(in)
+	out, err := awaitEngine(ctx, sc, func(cancel *C.tn_cancel, h C.uintptr_t) error {
+		return withToolkit(tk, func(toolkit *C.tn_toolkit) error {
+			defer runtime.KeepAlive(c) // its engine client is freed by its finalizer
+			var errJSON *C.char
+			return check(C.tn_go_run_async(c.native, toolkit, in, cancel, h, &errJSON), errJSON)
+		})
+	})
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -63,13 +60,47 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 	return w.toResult(), nil
 }
 
-// runContext is the context tools, hooks and the HTTPClient see: the caller's, with the run's
-// deadline when there is one, and cancelled when the run ends.
-func (c *Client) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if c.opts.TimeoutMs > 0 {
-		return context.WithTimeout(ctx, time.Duration(c.opts.TimeoutMs)*time.Millisecond)
+// withToolkit calls start with tk's engine toolkit (NULL for a nil tk), holding it so that
+// Close or Register cannot free it before the engine took its own reference (the engine
+// keeps what a run uses alive from the moment the run starts).
+func withToolkit(tk *Toolkit, start func(*C.tn_toolkit) error) error {
+	if tk == nil {
+		return start(nil)
 	}
-	return context.WithCancel(ctx)
+	tk.mu.RLock()
+	defer tk.mu.RUnlock()
+	if tk.native == nil {
+		return bindingError(KindInvalidArgument, "the toolkit is closed")
+	}
+	return start(tk.native)
+}
+
+// runContext is the context tools, hooks and the HTTPClient see: the caller's, reporting the
+// run's deadline when there is one, and cancelled when the run ends. It does not fire on the
+// deadline itself: the engine ends the run there (a KindTimeout error), and only then is the
+// context cancelled. Were it to fire first, on Go's clock, a callback returning ctx.Err()
+// would end the run with that host error (or, from a tool, an error result and one more
+// model request) instead of the timeout.
+func (c *Client) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	inner, cancel := context.WithCancel(ctx)
+	if c.opts.TimeoutMs > 0 {
+		return deadlineOnly{inner, time.Now().Add(time.Duration(c.opts.TimeoutMs) * time.Millisecond)}, cancel
+	}
+	return inner, cancel
+}
+
+// deadlineOnly is a context that reports a deadline it leaves to someone else to enforce.
+type deadlineOnly struct {
+	context.Context
+	deadline time.Time
+}
+
+// Deadline reports the run's deadline (or the caller's, when that is earlier).
+func (d deadlineOnly) Deadline() (time.Time, bool) {
+	if parent, ok := d.Context.Deadline(); ok && parent.Before(d.deadline) {
+		return parent, true
+	}
+	return d.deadline, true
 }
 
 // runError is the *Error of a failed run, unwrapping to its most useful detail.
@@ -89,82 +120,78 @@ func (c *Client) runError(ctx context.Context, sc *runScope, out runOutcome) err
 	return e
 }
 
-// engineRun is the engine-side handles of one run.
-type engineRun struct {
-	client  *C.tn_client
-	toolkit *C.tn_toolkit
-	cancel  *C.tn_cancel
+// runHandles is what each run (or Execute) hands the engine besides its input: its scope as
+// a handle (the run's user_data) and, when its ctx can end, a cancellation handle.
+type runHandles struct {
+	scope  cgo.Handle
+	cancel *C.tn_cancel // nil when nothing can cancel the call
 }
 
-// open makes the run's client, toolkit and cancellation handles.
-func (c *Client) open(sc *runScope, withTools bool, decl string) (*engineRun, error) {
-	er := &engineRun{}
-	var err error
-	if er.client, err = c.newHandle(newScopeHandle(sc)); err != nil {
-		return nil, err
-	}
-	if withTools {
-		if er.toolkit, err = newToolkitHandle(decl, newScopeHandle(sc)); err != nil {
-			er.close()
-			return nil, err
+// openRun makes the handles of one call in the scope sc; cancellable says whether it needs a
+// cancellation handle.
+func openRun(sc *runScope, cancellable bool) (runHandles, error) {
+	var h runHandles
+	if cancellable {
+		var errJSON *C.char
+		if err := check(C.tn_cancel_new(&h.cancel, &errJSON), errJSON); err != nil {
+			return h, err
 		}
 	}
-	var errJSON *C.char
-	if err := check(C.tn_cancel_new(&er.cancel, &errJSON), errJSON); err != nil {
-		er.close()
-		return nil, err
-	}
-	return er, nil
+	h.scope = cgo.NewHandle(sc)
+	return h, nil
 }
 
-// close releases the handles; the engine releases the scope handles once no run uses them.
-func (er *engineRun) close() {
-	C.tn_cancel_free(er.cancel)
-	C.tn_toolkit_free(er.toolkit)
-	C.tn_client_free(er.client)
+// close releases the cancellation handle. The scope's handle is released by goRunDone, or by
+// abandon when the call never started.
+func (h runHandles) close() { C.tn_cancel_free(h.cancel) }
+
+// abandon releases the scope's handle of a call the engine refused (it then never calls done).
+func (h runHandles) abandon() { h.scope.Delete() }
+
+// fire fires the call's engine cancellation (idempotent).
+func (h runHandles) fire() {
+	var errJSON *C.char
+	C.tn_cancel_fire(h.cancel, &errJSON)
+	takeString(errJSON)
 }
 
-// await starts the run and waits for its outcome, firing the engine's cancellation if ctx
-// ends first (the engine then aborts the in-flight request and ends the run). A callback that
-// finishes after ctx ended fires it too, before the engine sees its answer: a tool that
-// returns because it saw the cancellation must not race the watcher into another turn.
-func (er *engineRun) await(ctx context.Context, sc *runScope, input string) (runOutcome, error) {
-	done := make(chan runOutcome, 1)
-	h := cgo.NewHandle(done)
-	in := cstring(input)
-	defer freeC(in)
-	var errJSON *C.char
-	if err := check(C.tn_go_run_async(er.client, er.toolkit, in, er.cancel, C.uintptr_t(h), &errJSON), errJSON); err != nil {
-		h.Delete() // on failure the engine never calls done
+// awaitEngine starts an async engine call with start (given the call's cancellation handle
+// and the scope's handle as its user_data) and waits for its outcome, firing the engine's
+// cancellation if ctx ends first (the engine then aborts the in-flight request and ends the
+// run). A callback that finishes after ctx ended fires it too, before the engine sees its
+// answer: a tool that returns because it saw the cancellation must not race the watcher into
+// another turn. Both are in place before the call starts, so even its first callback is
+// covered. A ctx that is never cancelled needs no cancellation.
+func awaitEngine(ctx context.Context, sc *runScope, start func(*C.tn_cancel, C.uintptr_t) error) (runOutcome, error) {
+	h, err := openRun(sc, ctx.Done() != nil)
+	if err != nil {
 		return runOutcome{}, err
 	}
-	if ctx.Done() == nil { // a context that is never cancelled
-		return <-done, nil
+	defer h.close() // last: the cancel handle outlives the watcher and every late callback
+	if h.cancel != nil {
+		sc.setSettled(func() {
+			if ctx.Err() != nil {
+				h.fire()
+			}
+		})
+		stopWatch, watched := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-ctx.Done():
+				h.fire()
+			case <-stopWatch:
+			}
+		}()
+		defer func() {
+			close(stopWatch)
+			<-watched
+			sc.setSettled(nil)
+		}()
 	}
-	sc.setSettled(func() {
-		if ctx.Err() != nil {
-			er.fire()
-		}
-	})
-	stopWatch, watched := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(watched)
-		select {
-		case <-ctx.Done():
-			er.fire()
-		case <-stopWatch:
-		}
-	}()
-	out := <-done
-	close(stopWatch)
-	<-watched          // the cancel handle outlives every use of it:
-	sc.setSettled(nil) // by the watcher, and by late callbacks
-	return out, nil
-}
-
-// fire fires the run's engine cancellation (idempotent).
-func (er *engineRun) fire() {
-	var errJSON *C.char
-	C.tn_cancel_fire(er.cancel, &errJSON)
-	takeString(errJSON)
+	if err := start(h.cancel, C.uintptr_t(h.scope)); err != nil {
+		h.abandon()
+		return runOutcome{}, err
+	}
+	return <-sc.done, nil
 }

@@ -9,13 +9,14 @@ import (
 	"sync"
 )
 
-// runScope is what the engine's callbacks reach through their user_data (a cgo.Handle): the
-// run's context, the client's host callables and the toolkit's tools. One scope per run (or
-// per Toolkit.Execute) is how a callback knows which run, and so which ctx, it serves.
+// runScope is one run (or one Toolkit.Execute) as the engine's callbacks see it: the run's
+// context and the client's host callables. The run hands the engine a cgo.Handle to it as
+// the run's user_data, and each callback finds it again from its token (tn_token_run_data).
 type runScope struct {
-	ctx   context.Context
-	opts  *ClientOptions  // nil for Toolkit.Execute
-	tools map[string]Tool // by sanitized name; nil without a toolkit
+	ctx  context.Context
+	opts *ClientOptions // nil for Toolkit.Execute
+	// done receives the engine's outcome (buffered: the library's thread never waits).
+	done chan runOutcome
 
 	mu       sync.Mutex
 	hostErrs []error // host callables' errors; host_ref i+1 names hostErrs[i]
@@ -23,6 +24,10 @@ type runScope struct {
 	// engine's cancellation when the caller's ctx has ended, so a callback that returns
 	// because of that cancellation cannot let the run go on. Set for a run's life.
 	settled func()
+}
+
+func newScope(ctx context.Context, opts *ClientOptions) *runScope {
+	return &runScope{ctx: ctx, opts: opts, done: make(chan runOutcome, 1)}
 }
 
 // setSettled installs (or, with nil, removes) the hook run after each callback.
@@ -56,11 +61,7 @@ func failed(err error) outcome {
 	return outcome{status: statusHost, payload: err.Error(), hostErr: err}
 }
 
-// newScopeHandle makes the handle the engine hands back to every callback. The engine releases
-// it (goRelease) when the client or toolkit holding it is freed and no run uses it.
-func newScopeHandle(sc *runScope) uintptr { return uintptr(cgo.NewHandle(sc)) }
-
-// scopeOf resolves a callback's handle; false when it is not (or no longer) a scope.
+// scopeOf resolves a run's handle; false when it is not (or no longer) a scope.
 func scopeOf(h uintptr) (*runScope, bool) {
 	sc, ok := handleValue(cgo.Handle(h)).(*runScope)
 	return sc, ok
@@ -95,21 +96,30 @@ func guard(what string, f func() error) (err error) {
 	return f()
 }
 
-// toolOutcome runs the Go tool a call names and returns the completion for it. A tool's error
-// becomes an error result, never the run's error, so it travels as a plain message.
-func (s *runScope) toolOutcome(callJSON string) outcome {
+// toolSet is the tools one engine toolkit was made from, in the order they were declared:
+// the engine hands each call's tool back as its host_ref, an index here. A Toolkit makes a
+// new engine toolkit (and toolSet) when tools are registered; runs started on the old one
+// keep it, so a toolSet never changes.
+type toolSet struct {
+	tools []Tool
+}
+
+// outcome runs the Go tool a call names, in the run of sc, and returns the completion for it.
+// A tool's error becomes an error result, never the run's error, so it travels as a plain
+// message.
+func (ts *toolSet) outcome(sc *runScope, callJSON string) outcome {
 	var call wireToolCall
 	if err := json.Unmarshal([]byte(callJSON), &call); err != nil {
 		return reply(statusHost, "toolnexus: unreadable tool call: "+err.Error())
 	}
-	tool, ok := s.tools[call.Name]
-	if !ok || tool.Execute == nil {
+	if ts == nil || call.HostRef == nil || *call.HostRef >= uint64(len(ts.tools)) || ts.tools[*call.HostRef].Execute == nil {
 		return reply(statusHost, fmt.Sprintf("toolnexus: no Go function for tool %q", call.Name))
 	}
+	tool := ts.tools[*call.HostRef]
 	if call.Args == nil {
 		call.Args = map[string]any{}
 	}
-	tc := &ToolContext{Ctx: s.ctx, Timeout: call.TimeoutMs, Answer: call.Answer, CallID: call.CallID}
+	tc := &ToolContext{Ctx: sc.ctx, Timeout: call.TimeoutMs, Answer: call.Answer, CallID: call.CallID}
 	var result ToolResult
 	err := guard("tool "+call.Name, func() (err error) {
 		result, err = tool.Execute(call.Args, tc)

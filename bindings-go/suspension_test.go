@@ -237,14 +237,24 @@ func TestRelayToolExecuteOutsideARun(t *testing.T) {
 		"failed":   {tn.Answer{ID: req.ID, Ok: true, Data: map[string]any{tn.RelayOutputKey: "card expired", tn.RelayIsErrorKey: true}}, tn.ToolResult{Output: "card expired", IsError: true}},
 		"declined": {tn.AnswerDeclined(req.ID, "over the limit"), tn.ToolResult{Output: declinedInRun.(string), IsError: true}},
 		"refused":  {tn.Answer{ID: req.ID}, tn.ToolResult{Output: "relay declined for refund: declined", IsError: true}},
-		// The port reads only the single-call shorthand here; per-call results are a run's.
-		"results": {tn.RelayAnswer(req.ID, []tn.RelayResult{{ID: "c1", Output: "x"}}), tn.ToolResult{}},
+		// Per-call results are read by the call's id, as in a run: this call has none.
+		"results": {tn.RelayAnswer(req.ID, []tn.RelayResult{{ID: "c1", Output: "x"}}),
+			tn.ToolResult{Output: "no result supplied on resume for refund", IsError: true}},
 	} {
 		answer := c.answer
 		got, err := refund.Execute(args, &tn.ToolContext{Answer: &answer})
 		if err != nil || got.Output != c.want.Output || got.IsError != c.want.IsError || got.Metadata != nil {
 			t.Errorf("%s: got %+v, %v; want %+v", name, got, err, c.want)
 		}
+	}
+	// Given the provider's call id, the result for it, and the suspension a run relays it with.
+	answer := tn.RelayAnswer(req.ID, []tn.RelayResult{{ID: "c0", Output: "other"}, {ID: "c1", Output: "x", IsError: true}})
+	if got := must(refund.Execute(args, &tn.ToolContext{CallID: "c1", Answer: &answer})); got.Output != "x" || !got.IsError {
+		t.Errorf("results by call id: %+v", got)
+	}
+	if p := tn.PendingOf(must(refund.Execute(args, &tn.ToolContext{CallID: "c1"}))); p == nil || p.ID != "relay-c1" ||
+		tn.RelayCallsOf(p)[0].ID != "c1" {
+		t.Errorf("the suspension for call c1: %+v", p)
 	}
 }
 

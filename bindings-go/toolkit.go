@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"runtime/cgo"
 	"sync"
 	"time"
 )
@@ -15,7 +17,7 @@ import (
 // today; every other field is rejected with an error when set, never ignored.
 type Options struct {
 	// ExtraTools are your own tools. A later tool whose sanitized name repeats an earlier one
-	// is dropped (the engine warns on stderr once, at CreateToolkit).
+	// is dropped (the engine's warning goes to the standard logger, at CreateToolkit).
 	ExtraTools []Tool
 	// Builtins toggles the built-in tools. The engine has none yet, so it must be false. Nil is
 	// rejected too: the Go port reads nil as on.
@@ -43,17 +45,16 @@ type Options struct {
 	WaitFor func(Request) (Answer, error)
 }
 
-// Toolkit is the set of tools a run may call. It holds no engine resources between runs:
-// each run (and each Execute) declares the tools to the engine with that run's context.
+// Toolkit is the set of tools a run may call. Every run (and Execute) uses its one engine
+// toolkit, made at CreateToolkit (again at Register) and freed by Close, or once the Toolkit
+// is unreachable.
 type Toolkit struct {
-	tools  []Tool          // kept tools, in order
-	byName map[string]Tool // by sanitized name, as the engine calls them
-	decl   string          // tools_json of the kept tools
+	mu     sync.RWMutex    // held for reading while a run starts on native
+	native *C.tn_toolkit   // nil once closed
+	tools  []Tool          // the tools the engine kept, in order
+	byName map[string]Tool // kept tools by the name the engine declares them under
 	// declarations per style ("openai", "anthropic", "gemini"), as the engine renders them
 	styles map[string]string
-
-	mu     sync.Mutex
-	closed bool
 }
 
 // unsupportedToolkitOption names the first option set that the engine cannot honour yet.
@@ -103,60 +104,86 @@ func CreateToolkit(ctx context.Context, opts Options) (*Toolkit, error) {
 	return buildToolkit(opts.ExtraTools)
 }
 
-// buildToolkit makes a toolkit of tools, checked by the engine.
+// buildToolkit makes a toolkit of tools: the engine keeps the first of tools sharing a name
+// (warning about each other one), checks them and declares them.
 func buildToolkit(tools []Tool) (*Toolkit, error) {
-	all := make([]wireTool, len(tools))
+	native, kept, err := newEngineToolkit(tools)
+	if err != nil {
+		return nil, err
+	}
+	tk := &Toolkit{native: native}
+	if err := tk.describe(kept); err != nil {
+		C.tn_toolkit_free(native)
+		return nil, err
+	}
+	runtime.SetFinalizer(tk, (*Toolkit).free)
+	return tk, nil
+}
+
+// newEngineToolkit declares tools to the engine, each with its index as host_ref, and returns
+// the engine toolkit with the tools it kept, in order.
+func newEngineToolkit(tools []Tool) (*C.tn_toolkit, []Tool, error) {
+	decl := make([]wireTool, len(tools))
 	for i, t := range tools {
 		relay := t.Source == SourceRelay
 		if !relay && t.Execute == nil {
-			return nil, bindingError(KindInvalidArgument, "tool %q has no Execute (only a relay tool may omit it)", t.Name)
+			return nil, nil, bindingError(KindInvalidArgument, "tool %q has no Execute (only a relay tool may omit it)", t.Name)
 		}
 		source := t.Source
 		if relay {
 			source = ""
 		}
-		all[i] = wireTool{Name: t.Name, Description: t.Description, Source: source, Relay: relay}
+		decl[i] = wireTool{Name: t.Name, Description: t.Description, Source: source, Relay: relay, HostRef: uint64(i)}
 		if t.InputSchema != nil { // an empty schema is sent as written
-			all[i].InputSchema = t.InputSchema
+			decl[i].InputSchema = t.InputSchema
 		}
 	}
-	tk := &Toolkit{byName: map[string]Tool{}, styles: map[string]string{}}
-	kept := []wireTool{}
-	for i, t := range tools {
-		name := Sanitize(t.Name)
-		if _, dup := tk.byName[name]; dup {
-			continue
-		}
-		tk.byName[name] = t
-		tk.tools = append(tk.tools, t)
-		kept = append(kept, all[i])
-	}
-	if err := tk.validate(all, kept); err != nil {
-		return nil, err
-	}
-	return tk, nil
-}
-
-// validate has the engine build the whole list once (its checks and its duplicate warning),
-// keeps its declarations, and checks that it kept the same tools this package routes to.
-func (tk *Toolkit) validate(all, kept []wireTool) error {
-	full, err := json.Marshal(all)
+	raw, err := json.Marshal(decl)
 	if err != nil {
-		return bindingError(KindInvalidArgument, "cannot encode the tools: %v", err)
+		return nil, nil, bindingError(KindInvalidArgument, "cannot encode the tools: %v", err)
 	}
-	h, err := newToolkitHandle(string(full), 0)
-	if err != nil {
-		return err
+	tj := cstring(string(raw))
+	defer freeC(tj)
+	set := cgo.NewHandle(&toolSet{tools: append([]Tool(nil), tools...)})
+	var native *C.tn_toolkit
+	var errJSON *C.char
+	// The engine releases the handle (goRelease) once the toolkit is freed and no run uses it,
+	// and also when this call fails.
+	if err := check(C.tn_go_toolkit_new(tj, C.uintptr_t(set), &native, &errJSON), errJSON); err != nil {
+		return nil, nil, err
 	}
-	defer C.tn_toolkit_free(h)
-	var warnings, warnErr *C.char
-	if check(C.tn_toolkit_warnings(h, &warnings, &warnErr), warnErr) == nil {
+	var warnings, refs *C.char
+	if check(C.tn_toolkit_warnings(native, &warnings, &errJSON), errJSON) == nil {
 		logWarnings(takeString(warnings))
 	}
+	var keptRefs []int
+	err = check(C.tn_toolkit_host_refs(native, &refs, &errJSON), errJSON)
+	if err == nil {
+		err = json.Unmarshal([]byte(takeString(refs)), &keptRefs)
+	}
+	if err != nil {
+		C.tn_toolkit_free(native)
+		return nil, nil, bindingError(KindInternal, "cannot read the tools the engine kept: %v", err)
+	}
+	kept := make([]Tool, len(keptRefs))
+	for i, ref := range keptRefs {
+		if ref < 0 || ref >= len(tools) {
+			C.tn_toolkit_free(native)
+			return nil, nil, bindingError(KindInternal, "the engine kept a tool this package never declared (%d)", ref)
+		}
+		kept[i] = tools[ref]
+	}
+	return native, kept, nil
+}
+
+// describe keeps the engine's declarations of the kept tools, and indexes them by the names
+// the engine declares.
+func (tk *Toolkit) describe(kept []Tool) error {
+	tk.tools, tk.styles, tk.byName = kept, map[string]string{}, map[string]Tool{}
 	for _, style := range []string{"openai", "anthropic", "gemini"} {
 		s := cstring(style)
 		var out, errJSON *C.char
-		err := check(C.tn_toolkit_declarations(h, s, &out, &errJSON), errJSON)
+		err := check(C.tn_toolkit_declarations(tk.native, s, &out, &errJSON), errJSON)
 		freeC(s)
 		if err != nil {
 			return err
@@ -167,53 +194,29 @@ func (tk *Toolkit) validate(all, kept []wireTool) error {
 		Name string `json:"name"`
 	}
 	if err := json.Unmarshal([]byte(tk.styles["anthropic"]), &decls); err != nil || len(decls) != len(kept) {
-		return bindingError(KindInternal, "the engine kept other tools than the binding (%d vs %d)", len(decls), len(kept))
+		return bindingError(KindInternal, "the engine declared %d tools for %d kept ones (%v)", len(decls), len(kept), err)
 	}
 	for i, d := range decls {
-		if d.Name != Sanitize(kept[i].Name) {
-			return bindingError(KindInternal, "the engine named tool %d %q, the binding %q", i, d.Name, Sanitize(kept[i].Name))
-		}
+		tk.byName[d.Name] = kept[i]
 	}
-	decl, err := json.Marshal(kept)
-	if err != nil {
-		return bindingError(KindInvalidArgument, "cannot encode the tools: %v", err)
-	}
-	tk.decl = string(decl)
 	return nil
 }
 
-// newToolkitHandle makes an engine toolkit whose tools call back into the scope behind handle
-// (0: none; such a toolkit is only inspected). On failure the engine has released the handle.
-func newToolkitHandle(toolsJSON string, handle uintptr) (*C.tn_toolkit, error) {
-	tj := cstring(toolsJSON)
-	defer freeC(tj)
-	var out *C.tn_toolkit
-	var errJSON *C.char
-	if err := check(C.tn_go_toolkit_new(tj, C.uintptr_t(handle), &out, &errJSON), errJSON); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// Close releases the toolkit; a run or Execute on it afterwards is an error. Closing twice is
-// harmless.
+// Close releases the toolkit; a run or Execute on it afterwards is an error. Runs in progress
+// finish with it. Closing twice is harmless.
 func (tk *Toolkit) Close() {
 	if tk == nil {
 		return
 	}
-	tk.mu.Lock()
-	tk.closed = true
-	tk.mu.Unlock()
+	tk.free()
 }
 
-// forRun returns what a run needs: the tools by name and their declarations.
-func (tk *Toolkit) forRun() (map[string]Tool, string, error) {
+// free releases the engine toolkit (Close, or the finalizer).
+func (tk *Toolkit) free() {
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
-	if tk.closed {
-		return nil, "", bindingError(KindInvalidArgument, "the toolkit is closed")
-	}
-	return tk.byName, tk.decl, nil
+	C.tn_toolkit_free(tk.native)
+	tk.native = nil
 }
 
 // Tools returns the tools, in order (a later duplicate name dropped). A nil Toolkit has none.
@@ -221,6 +224,8 @@ func (tk *Toolkit) Tools() []Tool {
 	if tk == nil {
 		return nil
 	}
+	tk.mu.RLock()
+	defer tk.mu.RUnlock()
 	return append([]Tool(nil), tk.tools...)
 }
 
@@ -229,7 +234,10 @@ func (tk *Toolkit) Get(name string) (Tool, bool) {
 	if tk == nil {
 		return Tool{}, false
 	}
-	t, ok := tk.byName[Sanitize(name)]
+	declared := Sanitize(name)
+	tk.mu.RLock()
+	defer tk.mu.RUnlock()
+	t, ok := tk.byName[declared]
 	return t, ok
 }
 
@@ -239,6 +247,8 @@ func (tk *Toolkit) declarations(style string) []any {
 	if tk == nil {
 		return out
 	}
+	tk.mu.RLock()
+	defer tk.mu.RUnlock()
 	_ = json.Unmarshal([]byte(tk.styles[style]), &out)
 	return out
 }
@@ -254,18 +264,14 @@ func (tk *Toolkit) ToGemini() []any { return tk.declarations("gemini") }
 
 // Execute runs one tool by name through the engine, outside any run: an unknown tool (or a
 // relay tool) is an error result naming it; a tool's error or panic is an error result. ctx
-// reaches the tool as ToolContext.Ctx (its deadline as ToolContext.Timeout); the engine cannot
-// abort the call itself, so a tool that ignores ctx is waited for.
+// reaches the tool as ToolContext.Ctx (its deadline as ToolContext.Timeout); as in the Go
+// port, the call is not abandoned when ctx ends: a tool that ignores ctx is waited for.
 func (tk *Toolkit) Execute(ctx context.Context, name string, args map[string]any) (ToolResult, error) {
-	if tk == nil {
-		return ToolResult{Output: "Unknown tool: " + name, IsError: true}, nil
+	if abiErr != nil {
+		return ToolResult{}, abiErr
 	}
 	if ctx == nil {
 		ctx = context.Background()
-	}
-	tools, decl, err := tk.forRun()
-	if err != nil {
-		return ToolResult{}, err
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -278,29 +284,45 @@ func (tk *Toolkit) Execute(ctx context.Context, name string, args map[string]any
 	if err != nil {
 		return ToolResult{}, bindingError(KindInvalidArgument, "cannot encode the arguments: %v", err)
 	}
-	sc := &runScope{ctx: ctx, tools: tools}
-	h, err := newToolkitHandle(decl, newScopeHandle(sc))
+	ccall := cstring(string(callJSON))
+	defer freeC(ccall)
+	if tk == nil {
+		tk = noTools()
+	}
+	// Background: nothing fires the engine's cancellation, so the tool is waited for.
+	out, err := awaitEngine(context.Background(), newScope(ctx, nil), func(cancel *C.tn_cancel, h C.uintptr_t) error {
+		return withToolkit(tk, func(native *C.tn_toolkit) error {
+			var errJSON *C.char
+			return check(C.tn_go_execute_async(native, ccall, cancel, h, &errJSON), errJSON)
+		})
+	})
 	if err != nil {
 		return ToolResult{}, err
 	}
-	defer C.tn_toolkit_free(h)
-	ccall := cstring(string(callJSON))
-	defer freeC(ccall)
-	var out, errJSON *C.char
-	if err := check(C.tn_toolkit_execute_call(h, ccall, &out, &errJSON), errJSON); err != nil {
-		return ToolResult{}, err
+	if out.status != statusOK {
+		return ToolResult{}, decodeEngineError(out.status, out.json)
 	}
 	var r wireToolResult
-	if err := json.Unmarshal([]byte(takeString(out)), &r); err != nil {
+	if err := json.Unmarshal([]byte(out.json), &r); err != nil {
 		return ToolResult{}, bindingError(KindInternal, "unreadable tool result: %v", err)
 	}
 	return r.toResult(), nil
 }
+
+// noTools is the empty toolkit a nil *Toolkit executes against, so that even then the
+// engine, not this package, says what an unknown tool is.
+var noTools = sync.OnceValue(func() *Toolkit {
+	tk, err := buildToolkit(nil)
+	if err != nil {
+		return &Toolkit{}
+	}
+	return tk
+})
 
 // String describes the toolkit for logs.
 func (tk *Toolkit) String() string {
 	if tk == nil {
 		return "toolnexus.Toolkit(nil)"
 	}
-	return fmt.Sprintf("toolnexus.Toolkit(%d tools)", len(tk.tools))
+	return fmt.Sprintf("toolnexus.Toolkit(%d tools)", len(tk.Tools()))
 }

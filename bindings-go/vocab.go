@@ -110,15 +110,35 @@ func Sanitize(value string) string {
 
 // AnswerOutput is the Answer that supplies a reply: Ok, with Data {"output": output}.
 func AnswerOutput(id, output string) Answer {
-	return Answer{ID: id, Ok: true, Data: map[string]any{"output": output}}
+	cid, cout := ctext(id), ctext(output)
+	defer freeC(cid)
+	defer freeC(cout)
+	var out, errJSON *C.char
+	return engineAnswer(id, C.tn_answer_output(cid, cout, &out, &errJSON), out, errJSON)
 }
 
 // AnswerDeclined is the Answer that refuses a request: not Ok, no Data, and Reason (an empty
-// reason means "declined", so the model never sees a refusal with nothing to explain it).
-// Any reason is carried; the advisory vocabulary is "declined", "cancelled", "expired".
+// reason means "declined", the engine's default, so the model never sees a refusal with
+// nothing to explain it). Any reason is carried; the advisory vocabulary is "declined",
+// "cancelled", "expired".
 func AnswerDeclined(id, reason string) Answer {
-	if reason == "" {
-		reason = "declined"
+	cid, creason := ctext(id), ctext(reason)
+	defer freeC(cid)
+	defer freeC(creason)
+	var out, errJSON *C.char
+	return engineAnswer(id, C.tn_answer_declined(cid, creason, &out, &errJSON), out, errJSON)
+}
+
+// engineAnswer reads the Answer JSON an engine constructor wrote. The constructors refuse
+// only what ctext never passes (NULL, text that is not UTF-8); should one fail, the Answer
+// is a refusal of id that says why.
+func engineAnswer(id string, status C.int32_t, out, errJSON *C.char) Answer {
+	if err := check(status, errJSON); err != nil {
+		return Answer{ID: id, Reason: err.Error()}
 	}
-	return Answer{ID: id, Ok: false, Reason: reason}
+	var a Answer
+	if err := json.Unmarshal([]byte(takeString(out)), &a); err != nil {
+		return Answer{ID: id, Reason: "toolnexus: unreadable answer: " + err.Error()}
+	}
+	return a
 }

@@ -24,6 +24,7 @@ type wireTool struct {
 	InputSchema any        `json:"input_schema,omitempty"` // nil: the engine's empty object schema
 	Source      ToolSource `json:"source,omitempty"`
 	Relay       bool       `json:"relay,omitempty"`
+	HostRef     uint64     `json:"host_ref"` // the tool's index in its toolSet
 }
 
 // wireToolCall is the call_json a tool callback receives.
@@ -33,6 +34,7 @@ type wireToolCall struct {
 	CallID    string         `json:"call_id"`
 	Answer    *Answer        `json:"answer"`
 	TimeoutMs int            `json:"timeout_ms"`
+	HostRef   *uint64        `json:"host_ref"`
 }
 
 // wireRunResult is the engine's RunResult.

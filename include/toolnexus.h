@@ -150,7 +150,7 @@ typedef struct tn_callbacks {
   tn_on_error_fn on_error;
 } tn_callbacks;
 
-// Called once when an async run ends: `status` is `TN_OK` with the RunResult JSON, or an
+// Called once when an async call ends: `status` is `TN_OK` with the call's result JSON, or an
 // error status with the error JSON. The strings are valid only during the call.
 typedef void (*tn_done_fn)(void *user_data,
                            int32_t status,
@@ -278,8 +278,9 @@ int32_t tn_client_run_with_answer_async(const struct tn_client *client,
                                         char **error_out);
 
 // The `user_data` of the async run (`tn_client_run_async`, `tn_client_run_with_answer_async`)
-// whose callback was handed `token`: how a host serving many concurrent runs from one client
-// and one toolkit tells which run a callback belongs to. NULL when the token is not pending,
+// or async tool call (`tn_toolkit_execute_call_async`) whose callback was handed `token`: how
+// a host serving many concurrent runs from one client and one toolkit tells which run a
+// callback belongs to. NULL when the token is not pending,
 // or its callback comes from a blocking call (`tn_client_run`, `tn_toolkit_execute`). Valid
 // while the token is pending; callable from any thread.
 void *tn_token_run_data(uint64_t token);
@@ -304,6 +305,24 @@ int32_t tn_cancel_fire(const struct tn_cancel *cancel,
 // # Safety
 // `cancel` is NULL or a pointer this library returned.
 void tn_cancel_free(struct tn_cancel *cancel);
+
+// Writes to `*json_out` every error kind, in code order, as a JSON array of
+// `{"name", "code", "retryable"}`: `code` is the kind's `TN_ERR_*` status (0, `TN_OK`, is no
+// kind), `name` the stable name an error JSON's `"kind"` carries, `retryable` whether the
+// engine retries it by default (an `http` error depends on its status, so it is `false`).
+//
+// # Safety
+// `json_out` must be writable.
+int32_t tn_error_kinds(char **json_out,
+                       char **error_out);
+
+// Writes to `*json_out` every hook, in bit order, as a JSON array of `{"name", "bit"}`:
+// `name` as `tn_hook_fn` receives it, `bit` its `TN_HOOK_*` bit for `tn_callbacks.hook_mask`.
+//
+// # Safety
+// `json_out` must be writable.
+int32_t tn_hook_bits(char **json_out,
+                     char **error_out);
 
 // Makes a toolkit.
 //
@@ -386,6 +405,22 @@ int32_t tn_toolkit_execute_call(const struct tn_toolkit *toolkit,
                                 const char *call_json,
                                 char **result_out,
                                 char **error_out);
+
+// `tn_toolkit_execute_call` without blocking: starts the call and returns at once. As for a
+// run, `user_data` is the call's run data: the tool's callback finds it with
+// `tn_token_run_data(token)`. When it returns `TN_OK`, `done` is called exactly once: with
+// `TN_OK` and the ToolResult JSON, or an error status and the error JSON (`TN_ERR_CANCELLED`
+// when `cancel` fires first: the tool's token is then refused, and its context cancelled).
+// When it returns an error (bad arguments), `done` is never called. `cancel` may be NULL.
+//
+// # Safety
+// Pointers as documented; `done` must not be NULL.
+int32_t tn_toolkit_execute_call_async(const struct tn_toolkit *toolkit,
+                                      const char *call_json,
+                                      const struct tn_cancel *cancel,
+                                      tn_done_fn done,
+                                      void *user_data,
+                                      char **error_out);
 
 // Answers a callback: `token` is the one the callback received; `status` is `TN_OK` with the
 // JSON the callback documents as `payload`, or an error status with a message (may be NULL).
@@ -488,6 +523,21 @@ int32_t tn_relay_answer(const char *request_id,
                         const char *results_json,
                         char **json_out,
                         char **error_out);
+
+// What relay tool `name` does when a host executes it itself, outside a run (as the ports let
+// a caller call a tool object). `call_json` is `{"args"?, "call_id"?, "answer"?}`. Without an
+// answer, writes the suspension ToolResult JSON for this one call: `metadata.pending` is the
+// `tool_call` Request a run would relay it with (its id fresh when `call_id` is empty: only a
+// run knows the provider's call id). With an answer, writes the result the model would read
+// for it, read as a run reads it (`data.results` by `call_id`, the single-call shorthand
+// `data.output` / `data.isError`, or `relay declined for <name>: <reason>`).
+//
+// # Safety
+// Pointers as documented; `json_out` must be writable.
+int32_t tn_relay_execute(const char *name,
+                         const char *call_json,
+                         char **json_out,
+                         char **error_out);
 
 #ifdef __cplusplus
 }  // extern "C"

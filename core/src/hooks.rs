@@ -159,6 +159,10 @@ pub enum HookName {
 }
 
 impl HookName {
+    /// Every hook, in the order of the C ABI's `TN_HOOK_*` bits: the one list a binding's
+    /// table of hook names is made from.
+    pub const ALL: [HookName; 4] = [HookName::BeforeLlm, HookName::AfterLlm, HookName::BeforeTool, HookName::AfterTool];
+
     /// The snake_case name (`before_llm`, ...).
     pub fn as_str(self) -> &'static str {
         match self {

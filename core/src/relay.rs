@@ -62,6 +62,25 @@ pub fn relay_answer(request_id: &str, results: &[RelayResult]) -> Answer {
     Answer { id: request_id.into(), ok: true, data: Some(data), reason: None }
 }
 
+/// What a relay tool does when a host executes it directly, outside a run (the ports let a
+/// caller call a tool object): without an answer, the suspension for this one call, carrying
+/// the Request a run would relay it with; with one, the result the model would read for it
+/// (the same reading as in a run: `data.results` by `call_id`, or the single-call shorthand).
+/// A run knows the provider's call id; without one (`call_id` empty) the Request gets a
+/// fresh id of its own, so two direct calls never share one.
+pub fn relay_execute(name: &str, args: &Value, call_id: &str, answer: Option<&Answer>) -> ToolResult {
+    if let Some(answer) = answer {
+        return relay_result(answer, call_id, name, true);
+    }
+    let input = if args.is_null() { Value::Object(Map::new()) } else { args.clone() };
+    let call = RelayCall { id: call_id.into(), name: name.into(), arguments: input.to_string(), input };
+    let mut request = relay_request(&[call]);
+    if call_id.is_empty() {
+        request.id = crate::new_request_id();
+    }
+    crate::suspend(request)
+}
+
 /// The Request that carries `calls` (one inline, every relay call of the turn on a durable
 /// halt). Its id is derived from the first call's provider id, so it is unique per turn and
 /// the same every time the turn is replayed.
@@ -139,6 +158,27 @@ mod tests {
         let short = Answer::from_json(&json!({"id":"r","ok":true,"data":{"output":"done"}})).unwrap();
         assert_eq!(relay_result(&short, "c1", "a", true), ToolResult::ok("done"));
         assert!(relay_result(&short, "c2", "b", false).is_error);
+    }
+
+    #[test]
+    fn a_direct_execution_suspends_as_a_run_would_and_reads_the_answer_as_a_run_does() {
+        let args = json!({"amount": 20});
+        let first = relay_execute("refund", &args, "c7", None);
+        let req = first.pending().unwrap();
+        let expected = RelayCall { input: args.clone(), arguments: args.to_string(), ..call("c7", "refund") };
+        assert_eq!(req, relay_request(&[expected]));
+        assert_eq!(first.output, "relay tool call refund to the caller for execution");
+        let bare = relay_execute("refund", &Value::Null, "", None).pending().unwrap();
+        assert!(bare.id.starts_with("pnd-"), "a call without a provider id gets a fresh id: {}", bare.id);
+        assert_eq!(relay_calls_of(&bare)[0].arguments, "{}");
+        let a = relay_answer("r", &[RelayResult { id: "c7".into(), output: "done".into(), is_error: false }]);
+        assert_eq!(relay_execute("refund", &args, "c7", Some(&a)), ToolResult::ok("done"));
+        assert!(relay_execute("refund", &args, "", Some(&a)).is_error, "results are read by call id");
+        let no = crate::answer_declined("r", "");
+        assert_eq!(
+            relay_execute("refund", &args, "", Some(&no)),
+            ToolResult::error("relay declined for refund: declined")
+        );
     }
 
     #[test]

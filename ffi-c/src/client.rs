@@ -6,14 +6,14 @@ use std::sync::Arc;
 use engine::{Answer, CancellationToken, Client, ClientOptions, Error, Request, RunInput, RunResult, Toolkit};
 use serde_json::{Map, Value};
 
-use crate::guard::{c_arg, call, in_json, quietly, write_out, Result};
+use crate::done::{start_async, tn_done_fn};
+use crate::guard::{call, in_json, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{
     tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_transport_fn, tn_wait_for_fn, CHooks, COnError, CTransport, CWaitFor,
     HostData,
 };
-use crate::runtime::{block_on, run_data_of, spawn, with_run_data};
-use crate::status::{error_json, status_of, TN_ERR_CANCELLED, TN_OK};
+use crate::runtime::{block_on, run_data_of};
 
 /// An opaque model client. Made by `tn_client_new`, released by `tn_client_free`; runs in
 /// progress keep what they use alive. One client may run many times, concurrently.
@@ -45,10 +45,6 @@ pub struct tn_callbacks {
     /// Classifies failed model calls; NULL retries what the default policy retries.
     pub on_error: tn_on_error_fn,
 }
-
-/// Called once when an async run ends: `status` is `TN_OK` with the RunResult JSON, or an
-/// error status with the error JSON. The strings are valid only during the call.
-pub type tn_done_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, status: i32, json: *const c_char)>;
 
 pub(crate) struct ClientHandle {
     client: Client,
@@ -276,39 +272,6 @@ fn resume_input(history: *const c_char, pending: *const c_char, answer: *const c
     }))
 }
 
-/// Fires `done` exactly once: with the outcome, or with `TN_ERR_CANCELLED` if the run is
-/// dropped unfinished (the runtime shutting down).
-struct Done {
-    f: unsafe extern "C" fn(*mut c_void, i32, *const c_char),
-    user_data: *mut c_void,
-    fired: bool,
-    /// The run's client and toolkit, let go only after `done` ran: a host that freed their
-    /// handles mid-run gets its finalizers after its `done`, never before.
-    keep: Option<(Arc<ClientHandle>, Option<Arc<Toolkit>>)>,
-}
-
-// SAFETY: the header requires the done callback and its user_data to be usable from any thread.
-unsafe impl Send for Done {}
-
-impl Done {
-    fn fire(&mut self, status: i32, json: String) {
-        if std::mem::replace(&mut self.fired, true) {
-            return;
-        }
-        let json = c_arg(json);
-        // SAFETY: the host's callback with its own user_data; `json` outlives the call.
-        unsafe { (self.f)(self.user_data, status, json.as_ptr()) };
-        drop(self.keep.take());
-    }
-}
-
-impl Drop for Done {
-    fn drop(&mut self) {
-        let e = Error::new(engine::ErrorKind::Cancelled, "the run was dropped before it finished");
-        self.fire(TN_ERR_CANCELLED, error_json(&e));
-    }
-}
-
 /// Starts a run and returns at once. When it returns `TN_OK`, `done` is called exactly once,
 /// on a library thread, whatever happens next: with `TN_OK` and the RunResult JSON, or with
 /// the error status and error JSON (a failed, cancelled or timed-out run; `TN_ERR_CANCELLED`
@@ -329,9 +292,8 @@ pub unsafe extern "C" fn tn_client_run_async(
     error_out: *mut *mut c_char,
 ) -> i32 {
     call(error_out, || {
-        let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
         let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
-        start(job, f, user_data)
+        start(job, done, user_data)
     })
 }
 
@@ -354,32 +316,22 @@ pub unsafe extern "C" fn tn_client_run_with_answer_async(
     error_out: *mut *mut c_char,
 ) -> i32 {
     call(error_out, || {
-        let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
         let input = resume_input(history_json, pending_json, answer_json)?;
         let job = Job::new(client, toolkit, cancel)?.input(input)?;
-        start(job, f, user_data)
+        start(job, done, user_data)
     })
 }
 
-/// Spawns `job`; its `Done` is made inside the spawned future only, so a failure to spawn is
-/// reported once, by the return status, and never also through `done`.
-fn start(job: Job, f: unsafe extern "C" fn(*mut c_void, i32, *const c_char), user_data: *mut c_void) -> Result<()> {
-    spawn(move || {
-        let keep = Some((job.client.clone(), job.toolkit.clone()));
-        let mut done = Done { f, user_data, fired: false, keep };
-        let run_data = user_data as usize;
-        async move {
-            match with_run_data(run_data, job.run()).await {
-                Ok(r) => done.fire(TN_OK, result_json(&r)),
-                Err(e) => done.fire(status_of(e.kind()), error_json(&e)),
-            }
-        }
-    })
+/// Spawns `job`, reporting to `done`; its client and toolkit are let go only after `done`.
+fn start(job: Job, done: tn_done_fn, user_data: *mut c_void) -> Result<()> {
+    let keep = Box::new((job.client.clone(), job.toolkit.clone()));
+    start_async(job.run(), keep, result_json, done, user_data)
 }
 
 /// The `user_data` of the async run (`tn_client_run_async`, `tn_client_run_with_answer_async`)
-/// whose callback was handed `token`: how a host serving many concurrent runs from one client
-/// and one toolkit tells which run a callback belongs to. NULL when the token is not pending,
+/// or async tool call (`tn_toolkit_execute_call_async`) whose callback was handed `token`: how
+/// a host serving many concurrent runs from one client and one toolkit tells which run a
+/// callback belongs to. NULL when the token is not pending,
 /// or its callback comes from a blocking call (`tn_client_run`, `tn_toolkit_execute`). Valid
 /// while the token is pending; callable from any thread.
 #[no_mangle]

@@ -67,6 +67,16 @@ pub const TN_HOOK_BEFORE_TOOL: u32 = 4;
 /// `tn_callbacks.hook_mask` bit: call the hook for `after_tool`.
 pub const TN_HOOK_AFTER_TOOL: u32 = 8;
 
+/// The `TN_HOOK_*` bit of a hook: the one mapping from the core's hook names to the bits.
+pub(crate) const fn hook_bit(hook: HookName) -> u32 {
+    match hook {
+        HookName::BeforeLlm => TN_HOOK_BEFORE_LLM,
+        HookName::AfterLlm => TN_HOOK_AFTER_LLM,
+        HookName::BeforeTool => TN_HOOK_BEFORE_TOOL,
+        HookName::AfterTool => TN_HOOK_AFTER_TOOL,
+    }
+}
+
 /// A host's `user_data` and its finalizer, run once when the last user lets go.
 pub(crate) struct HostData {
     user_data: *mut c_void,
@@ -254,11 +264,12 @@ pub(crate) struct CHooks {
 
 impl JsonHooks for CHooks {
     fn enabled(&self) -> HookSet {
+        let on = |hook| self.mask & hook_bit(hook) != 0;
         HookSet {
-            before_llm: self.mask & TN_HOOK_BEFORE_LLM != 0,
-            after_llm: self.mask & TN_HOOK_AFTER_LLM != 0,
-            before_tool: self.mask & TN_HOOK_BEFORE_TOOL != 0,
-            after_tool: self.mask & TN_HOOK_AFTER_TOOL != 0,
+            before_llm: on(HookName::BeforeLlm),
+            after_llm: on(HookName::AfterLlm),
+            before_tool: on(HookName::BeforeTool),
+            after_tool: on(HookName::AfterTool),
         }
     }
 

@@ -19,11 +19,13 @@
 #![allow(non_camel_case_types)]
 
 mod client;
+mod done;
 mod guard;
 mod handles;
 mod host;
 mod runtime;
 mod status;
+mod tables;
 mod toolkit;
 mod vocab;
 
@@ -32,20 +34,22 @@ use std::ffi::c_char;
 pub use client::{
     tn_callbacks, tn_cancel, tn_cancel_fire, tn_cancel_free, tn_cancel_new, tn_client, tn_client_free, tn_client_new,
     tn_client_run, tn_client_run_async, tn_client_run_with_answer, tn_client_run_with_answer_async, tn_client_warnings,
-    tn_done_fn, tn_token_run_data,
+    tn_token_run_data,
 };
+pub use done::tn_done_fn;
 pub use host::{
     tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_tool_fn, tn_transport_fn, tn_wait_for_fn, TN_HOOK_AFTER_LLM,
     TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
 };
 pub use status::*;
+pub use tables::{tn_error_kinds, tn_hook_bits};
 pub use toolkit::{
-    tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_free,
-    tn_toolkit_host_refs, tn_toolkit_new, tn_toolkit_warnings,
+    tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_execute_call_async,
+    tn_toolkit_free, tn_toolkit_host_refs, tn_toolkit_new, tn_toolkit_warnings,
 };
 pub use vocab::{
     tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_auth_required, tn_complete, tn_complete_host_error,
-    tn_pending, tn_relay_answer, tn_sanitize,
+    tn_pending, tn_relay_answer, tn_relay_execute, tn_sanitize,
 };
 
 /// The ABI version this library implements. A binding checks it at load time and asks for a

@@ -3,9 +3,10 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use engine::{DuplicateNames, Error, Tool, ToolContext, ToolSource, Toolkit};
+use engine::{DuplicateNames, Error, ErrorKind, Tool, ToolContext, ToolResult, ToolSource, Toolkit};
 use serde_json::Value;
 
+use crate::done::{start_async, tn_done_fn};
 use crate::guard::{call, in_json, in_str, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{tn_free_fn, tn_tool_fn, CTool, HostData};
@@ -209,6 +210,41 @@ pub unsafe extern "C" fn tn_toolkit_execute(
     })
 }
 
+/// One tool call read from a `call_json`: `{"name", "args"?, "answer"?, "call_id"?,
+/// "timeout_ms"?}`.
+struct ToolCall {
+    name: String,
+    args: Value,
+    ctx: ToolContext,
+}
+
+impl ToolCall {
+    fn read(call: &Value) -> Result<ToolCall> {
+        let name =
+            call.get("name").and_then(Value::as_str).ok_or_else(|| Error::invalid("call_json needs a \"name\""))?;
+        let args = call.get("args").cloned().unwrap_or(Value::Null);
+        if !(args.is_object() || args.is_null()) {
+            return Err(Error::invalid("call_json \"args\" must be an object"));
+        }
+        let answer = match call.get("answer") {
+            None | Some(Value::Null) => None,
+            Some(a) => Some(engine::Answer::from_json(a)?),
+        };
+        let call_id = call.get("call_id").and_then(Value::as_str).unwrap_or("").to_string();
+        let timeout = call.get("timeout_ms").and_then(Value::as_u64).map(std::time::Duration::from_millis);
+        let ctx = ToolContext { answer, call_id, timeout, ..ToolContext::default() };
+        Ok(ToolCall { name: name.to_string(), args, ctx })
+    }
+
+    async fn run(self, tk: Arc<Toolkit>) -> Result<ToolResult> {
+        tk.execute(&self.name, self.args, self.ctx).await
+    }
+}
+
+fn tool_result_json(r: &ToolResult) -> String {
+    serde_json::to_string(r).unwrap_or_default()
+}
+
 /// Runs one tool described by `call_json` = `{"name", "args"?, "answer"?, "call_id"?,
 /// "timeout_ms"?}` (the answer is handed to the tool as on a re-run after a suspension; the
 /// timeout is what the tool is told it has left) and writes its ToolResult
@@ -225,22 +261,46 @@ pub unsafe extern "C" fn tn_toolkit_execute_call(
 ) -> i32 {
     call(error_out, || {
         let tk = handles::toolkit(toolkit)?;
-        let call = in_json(call_json, "call_json")?;
-        let name =
-            call.get("name").and_then(Value::as_str).ok_or_else(|| Error::invalid("call_json needs a \"name\""))?;
-        let name = name.to_string();
-        let args = call.get("args").cloned().unwrap_or(Value::Null);
-        if !(args.is_object() || args.is_null()) {
-            return Err(Error::invalid("call_json \"args\" must be an object"));
+        let call = ToolCall::read(&in_json(call_json, "call_json")?)?;
+        let result = block_on(call.run(tk))?;
+        write_out(result_out, "result_out", tool_result_json(&result))
+    })
+}
+
+/// `tn_toolkit_execute_call` without blocking: starts the call and returns at once. As for a
+/// run, `user_data` is the call's run data: the tool's callback finds it with
+/// `tn_token_run_data(token)`. When it returns `TN_OK`, `done` is called exactly once: with
+/// `TN_OK` and the ToolResult JSON, or an error status and the error JSON (`TN_ERR_CANCELLED`
+/// when `cancel` fires first: the tool's token is then refused, and its context cancelled).
+/// When it returns an error (bad arguments), `done` is never called. `cancel` may be NULL.
+///
+/// # Safety
+/// Pointers as documented; `done` must not be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_execute_call_async(
+    toolkit: *const tn_toolkit,
+    call_json: *const c_char,
+    cancel: *const crate::client::tn_cancel,
+    done: tn_done_fn,
+    user_data: *mut c_void,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let tk = handles::toolkit(toolkit)?;
+        let mut call = ToolCall::read(&in_json(call_json, "call_json")?)?;
+        let cancel = if cancel.is_null() { None } else { Some(handles::cancel(cancel)?) };
+        if let Some(c) = &cancel {
+            call.ctx.cancel = c.child_token();
         }
-        let answer = match call.get("answer") {
-            None | Some(Value::Null) => None,
-            Some(a) => Some(engine::Answer::from_json(a)?),
+        // The toolkit outlives `done` (a host that freed it meanwhile gets its finalizer after).
+        let keep = Box::new(tk.clone());
+        let work = async move {
+            let Some(cancel) = cancel else { return call.run(tk).await };
+            tokio::select! {
+                r = call.run(tk) => r,
+                () = cancel.cancelled() => Err(Error::new(ErrorKind::Cancelled, "the tool call was cancelled")),
+            }
         };
-        let call_id = call.get("call_id").and_then(Value::as_str).unwrap_or("").to_string();
-        let timeout = call.get("timeout_ms").and_then(Value::as_u64).map(std::time::Duration::from_millis);
-        let ctx = ToolContext { answer, call_id, timeout, ..ToolContext::default() };
-        let result = block_on(async move { tk.execute(&name, args, ctx).await })?;
-        write_out(result_out, "result_out", serde_json::to_string(&result).unwrap_or_default())
+        start_async(work, keep, tool_result_json, done, user_data)
     })
 }

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use engine::relay::{relay_answer, RelayResult};
+use engine::relay::{relay_answer, relay_execute, RelayResult};
 use engine::{answer_declined, answer_output, auth_required, pending, Answer, Error, PendingSpec, Request};
 use serde_json::Value;
 
@@ -204,5 +204,46 @@ pub unsafe extern "C" fn tn_relay_answer(
         let results: Vec<RelayResult> = serde_json::from_value(in_json(results_json, "results_json")?)
             .map_err(|e| Error::invalid(format!("results_json must be [{{\"id\", \"output\", \"isError\"?}}]: {e}")))?;
         write_out(json_out, "json_out", relay_answer(id, &results).to_json().to_string())
+    })
+}
+
+/// What relay tool `name` does when a host executes it itself, outside a run (as the ports let
+/// a caller call a tool object). `call_json` is `{"args"?, "call_id"?, "answer"?}`. Without an
+/// answer, writes the suspension ToolResult JSON for this one call: `metadata.pending` is the
+/// `tool_call` Request a run would relay it with (its id fresh when `call_id` is empty: only a
+/// run knows the provider's call id). With an answer, writes the result the model would read
+/// for it, read as a run reads it (`data.results` by `call_id`, the single-call shorthand
+/// `data.output` / `data.isError`, or `relay declined for <name>: <reason>`).
+///
+/// # Safety
+/// Pointers as documented; `json_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_relay_execute(
+    name: *const c_char,
+    call_json: *const c_char,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let name = in_str(name, "name")?;
+        let call = in_json(call_json, "call_json")?;
+        if !call.is_object() {
+            return Err(Error::invalid("call_json must be a JSON object {\"args\"?, \"call_id\"?, \"answer\"?}"));
+        }
+        let args = call.get("args").cloned().unwrap_or(Value::Null);
+        if !(args.is_object() || args.is_null()) {
+            return Err(Error::invalid("call_json \"args\" must be an object"));
+        }
+        let call_id = match call.get("call_id") {
+            None | Some(Value::Null) => "",
+            Some(Value::String(s)) => s.as_str(),
+            Some(_) => return Err(Error::invalid("call_json \"call_id\" must be a string")),
+        };
+        let answer = match call.get("answer") {
+            None | Some(Value::Null) => None,
+            Some(a) => Some(Answer::from_json(a)?),
+        };
+        let result = relay_execute(name, &args, call_id, answer.as_ref());
+        write_out(json_out, "json_out", serde_json::to_string(&result).unwrap_or_default())
     })
 }

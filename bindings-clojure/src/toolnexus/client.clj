@@ -11,7 +11,8 @@
   Failures are `ex-info`s whose data has the engine's stable error `:kind` (`:http`,
   `:network`, `:timeout`, `:protocol`, `:answer_mismatch`, `:host`, `:config`,
   `:invalid_argument`, ...), plus `:status` and `:body` for HTTP errors."
-  (:require [toolnexus.impl.convert :as convert]
+  (:require [clojure.string :as str]
+            [toolnexus.impl.convert :as convert]
             [toolnexus.impl.error :as error]
             [toolnexus.impl.ffi :as ffi]
             [toolnexus.impl.host :as host]
@@ -103,17 +104,30 @@
 ;; ---------------------------------------------------------------------------------------------
 ;; the client
 
-(defn- check-options [opts]
-  (let [unknown (convert/unknown-options opts)
-        bad-hooks (remove host/hook-names (keys (:hooks opts)))]
-    (when (seq unknown)
-      (throw (ex-info (str "toolnexus: unsupported client option(s) " (vec unknown)
-                           "; see toolnexus.client/create-client")
-                      {:kind :invalid_argument :options (vec unknown)})))
+(defn- check-options
+  "What only the binding can check: the `:hooks` keys (functions never reach the engine) and
+  option values that are functions where the engine takes data. Every other option, its name
+  and its value, is checked by the engine."
+  [opts]
+  (let [bad-hooks (remove (host/hook-keys) (keys (:hooks opts)))
+        fn-valued (filter (fn [[k v]] (and (fn? v) (not (contains? convert/host-option-keys k)))) opts)]
     (when (seq bad-hooks)
-      (throw (ex-info (str "toolnexus: unknown hook(s) " (vec bad-hooks)
-                           "; known: :before-llm :after-llm :before-tool :after-tool")
-                      {:kind :invalid_argument :hooks (vec bad-hooks)})))))
+      (throw (ex-info (str "toolnexus: unknown hook(s) " (vec bad-hooks) "; known: "
+                           (str/join " " (sort (host/hook-keys))))
+                      {:kind :invalid_argument :code (ffi/status :invalid_argument) :hooks (vec bad-hooks)})))
+    (when-let [[k] (first fn-valued)]
+      (throw (ex-info (str "toolnexus: client option " k " takes a function, which this binding cannot hand to "
+                           "the engine yet (host functions: " (str/join " " (sort convert/host-option-keys)) ")")
+                      {:kind :invalid_argument :code (ffi/status :invalid_argument) :options [k]})))))
+
+(defn- show-warnings!
+  "Prints what the engine warned about while reading the options (a dropped `:request-params`
+  key, an option it accepts but does not implement yet) on `*err*`: the engine never prints."
+  [handle]
+  (doseq [w (json/read-str (ffi/call-string "tn_client_warnings" (ffi/ptr handle)))]
+    (binding [*out* *err*]
+      (println (str "WARNING: toolnexus: " (:message w)))))
+  (ffi/keep-alive handle))
 
 (defn create-client
   "A client for one provider endpoint. Options:
@@ -171,16 +185,21 @@
   [opts]
   (check-options opts)
   (let [opts (update opts :style #(or % "openai"))
-        engine-opts (convert/client-options opts)
+        engine-opts (try (json/write-str (convert/client-options opts))
+                         (catch Exception e
+                           (throw (ex-info (str "toolnexus: the client options are not JSON data: " (ex-message e))
+                                           {:kind :invalid_argument :code (ffi/status :invalid_argument)}))))
         entry (select-keys opts [:wait-for :http-client :hooks :on-error])
         user-data (host/register! entry)
         callbacks (host/callbacks-struct user-data entry)
         p (try
-            (ffi/call-handle "tn_client_new" (ffi/c-string (json/write-str engine-opts)) callbacks)
+            (ffi/call-handle "tn_client_new" (ffi/c-string engine-opts) callbacks)
             (catch Exception e
               (host/unregister! user-data)
-              (throw e)))]
-    (assoc opts ::native (ffi/handle "tn_client_free" p))))
+              (throw e)))
+        handle (ffi/handle "tn_client_free" p)]
+    (show-warnings! handle)
+    (assoc opts ::native handle)))
 
 (defn- run-error
   "The exception for a failed run: the engine's error, with the host's own exception as the

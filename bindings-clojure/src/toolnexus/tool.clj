@@ -61,24 +61,37 @@
    (cond-> {:output (str output) :isError true}
      metadata (assoc :metadata metadata))))
 
-(defn- declaration [t]
+(defn- declaration [t host-ref]
   (cond-> {:name (:name t)
            :description (:description t)
-           :input_schema (:input-schema t)}
+           :input_schema (:input-schema t)
+           :host_ref host-ref}
     (:relay t) (assoc :relay true)
     (not (:relay t)) (assoc :source (:source t))))
 
 (defn- native-toolkit
-  "The libtoolnexus toolkit for `tools` (already deduplicated), as a managed handle."
-  [tools by-name]
-  (let [user-data (host/register! {:by-name by-name})
+  "The libtoolnexus toolkit for `tools`, each declared with its index as host_ref (the engine
+  hands it back in every call, see host/on-tool), as a managed handle; the Clojure port's
+  duplicate rule is the engine's `keep_last`: of tools sharing a name the later one wins, in
+  the earlier one's place."
+  [tools]
+  (let [tools (vec tools)
+        user-data (host/register! {:tools tools})
+        spec {:tools (vec (map-indexed (fn [i t] (declaration t i)) tools)) :duplicates "keep_last"}
         p (try
-            (ffi/call-handle "tn_toolkit_new" (ffi/c-string (json/write-str (mapv declaration tools)))
+            (ffi/call-handle "tn_toolkit_new" (ffi/c-string (json/write-str spec))
                              host/tool-callback user-data host/free-callback)
             (catch Exception e
               (host/unregister! user-data)
               (throw e)))]
     (ffi/handle "tn_toolkit_free" p)))
+
+(defn- kept-tools
+  "The tools the engine kept, in its order (read back by host_ref)."
+  [tools h]
+  (let [refs (json/read-str (ffi/call-string "tn_toolkit_host_refs" (ffi/ptr h)))]
+    (ffi/keep-alive h)
+    (mapv (vec tools) refs)))
 
 (defn toolkit
   "A toolkit: `{:tools {name -> Tool} :sources sources}` plus its engine handle. Tools are
@@ -86,12 +99,10 @@
   later one wins, in the earlier one's place."
   ([tools] (toolkit tools {}))
   ([tools sources]
-   (let [named (map (fn [t] [(sanitize (:name t)) t]) tools)
-         by-name (into {} named)
-         kept (mapv by-name (distinct (map first named)))]
-     {:tools (into {} (map (juxt :name identity)) kept)
+   (let [h (native-toolkit tools)]
+     {:tools (into {} (map (juxt :name identity)) (kept-tools tools h))
       :sources sources
-      ::native (native-toolkit kept by-name)})))
+      ::native h})))
 
 (defn ^:no-doc native
   "The engine handle of a toolkit (one is made for a hand-built `{:tools ...}` map)."

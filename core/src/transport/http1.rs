@@ -221,6 +221,10 @@ async fn read_head<S: AsyncRead + Unpin>(conn: &mut Conn<S>) -> std::result::Res
             let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut resp = httparse::Response::new(&mut slots);
             match resp.parse(conn.buffered()) {
+                // The same limit as on a partial head below, whatever the reads delivered.
+                Ok(httparse::Status::Complete(n)) if n > MAX_HEAD => {
+                    return Err(Failure::During(Error::protocol("HTTP response head too large")));
+                }
                 Ok(httparse::Status::Complete(n)) => {
                     let status = resp.code.unwrap_or(0);
                     let http10 = resp.version == Some(0);
@@ -391,6 +395,53 @@ impl Transport for Http1Transport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A source that hands out at most `piece` bytes per read.
+    struct Pieces<'a>(&'a [u8], usize);
+
+    impl AsyncRead for Pieces<'_> {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let n = self.0.len().min(self.1).min(buf.remaining());
+            buf.put_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    async fn read_in_pieces(wire: &[u8], piece: usize) -> Result<HttpResponse> {
+        let mut conn = Conn::new(Pieces(wire, piece));
+        read_response(&mut conn).await.map(|(r, _)| r).map_err(|(Failure::BeforeResponse(e) | Failure::During(e))| e)
+    }
+
+    // Found by fuzz/ (target `http_response`): a limit held only when the bytes came in
+    // several reads, so the same response passed or failed by where the network cut it.
+    #[tokio::test]
+    async fn limits_do_not_depend_on_how_the_bytes_are_split() {
+        let long_ext = format!("1;{}", "a".repeat(9000));
+        let long_head = format!("x-pad: {}", "a".repeat(MAX_HEAD));
+        for (wire, why) in [
+            (
+                format!("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{long_ext}\r\nX\r\n0\r\n\r\n"),
+                "line too long",
+            ),
+            (format!("HTTP/1.1 200 OK\r\n{long_head}\r\ncontent-length: 1\r\n\r\nX"), "head too large"),
+        ] {
+            for piece in [4096, usize::MAX] {
+                let e = read_in_pieces(wire.as_bytes(), piece).await.unwrap_err();
+                assert!(e.message().contains(why), "{piece}: {e}");
+            }
+        }
+        // At the limits exactly, in any pieces: read.
+        let ext = format!("1;{}", "a".repeat(8 * 1024 - 2));
+        let wire = format!("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{ext}\r\nX\r\n0\r\n\r\n");
+        for piece in [7, 8 * 1024, usize::MAX] {
+            assert_eq!(&read_in_pieces(wire.as_bytes(), piece).await.unwrap().body[..], b"X", "{piece}");
+        }
+    }
 
     #[test]
     fn urls_are_split_into_origin_host_header_and_path() {

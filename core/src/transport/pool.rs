@@ -152,16 +152,19 @@ impl<S: AsyncRead + Unpin> Conn<S> {
         }
     }
 
-    /// Takes one CRLF-terminated line (without the CRLF), up to `max` bytes.
+    /// Takes one CRLF-terminated line (without the CRLF) of at most `max` bytes. Too long is
+    /// decided by the line alone, however its bytes were split into reads.
     pub async fn take_line(&mut self, max: usize) -> std::io::Result<Vec<u8>> {
         loop {
-            if let Some(i) = self.buffered().windows(2).position(|w| w == b"\r\n") {
+            let end = self.buffered().windows(2).position(|w| w == b"\r\n");
+            // Before its CRLF has arrived, a line's last buffered byte may be the CR.
+            if end.map_or(self.buffered().len() > max.saturating_add(1), |i| i > max) {
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "line too long"));
+            }
+            if let Some(i) = end {
                 let line = self.buffered()[..i].to_vec();
                 self.consume(i + 2);
                 return Ok(line);
-            }
-            if self.buffered().len() > max {
-                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "line too long"));
             }
             if self.fill().await? == 0 {
                 return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed mid-line"));

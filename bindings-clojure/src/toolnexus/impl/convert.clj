@@ -1,7 +1,8 @@
 (ns ^:no-doc toolnexus.impl.convert
   "Pure mapping between the engine's JSON shapes and the Clojure port's data. The Clojure port
   keeps wire keys verbatim (`Request`, `Answer`, provider messages; a ToolResult's `:isError`)
-  and kebab-cases what is its own (`RunResult`, `Usage`, client options). No I/O here.")
+  and kebab-cases what is its own (`RunResult`, `Usage`, client options). No I/O here."
+  (:require [clojure.string :as str]))
 
 (defn tool-result->wire
   "A Clojure ToolResult `{:output :isError :metadata?}` as the engine's
@@ -46,45 +47,34 @@
     (contains? m :limit) (assoc :limit (:limit m))
     (contains? m :pending) (assoc :pending (:pending m))))
 
-(def ^:private option-keys
-  "Client options the engine reads, Clojure name -> engine name."
-  {:base-url :base_url
-   :style :style
-   :model :model
-   :api-key :api_key
-   :headers :headers
-   :system-prompt :system_prompt
-   :max-turns :max_turns
-   :retries :retries
-   :retry-base-ms :retry_base_ms
-   :retryable-statuses :retryable_statuses
-   :timeout-ms :timeout_ms
-   :max-tokens :max_tokens
-   :request-params :request_params})
-
 (def host-option-keys
   "Client options that are host functions, served through callbacks."
   #{:wait-for :http-client :hooks :on-error})
 
-(defn unknown-options
-  "The keys of `opts` that are neither engine options nor host functions."
-  [opts]
-  (remove #(or (contains? option-keys %) (contains? host-option-keys %)) (keys opts)))
+(defn engine-option-name
+  "The engine's name for a Clojure option key: kebab-case to snake_case (`:timeout-ms` ->
+  `\"timeout_ms\"`). Which names exist, and what their values must be, is the engine's to say."
+  ^String [k]
+  (str/replace (if (keyword? k) (name k) (str k)) "-" "_"))
 
-(defn- string-map [m]
-  (into {} (map (fn [[k v]] [(if (keyword? k) (subs (str k) 1) (str k)) (str v)])) m))
+(defn- header-names
+  "Header names as strings (a keyword's name); the values go to the engine as given."
+  [m]
+  (if (map? m)
+    (into {} (map (fn [[k v]] [(if (keyword? k) (subs (str k) 1) (str k)) v])) m)
+    m))
 
 (defn client-options
-  "The engine's options JSON data for Clojure client options (host functions left out,
-  nil values dropped). `:style` may be a keyword; `:headers` names may be keywords. As in
-  the Clojure port, a run with no API key anywhere is not an error: it sends no auth header."
+  "The engine's options JSON data for Clojure client options (host functions left out, nil
+  values dropped), keyed by the engine's names. `:style` may be a keyword; `:headers` names
+  may be keywords. As in the Clojure port, a run with no API key anywhere is not an error: it
+  sends no auth header (`require_api_key` false, unless the options say otherwise)."
   [opts]
-  (into {:require_api_key false}
+  (into {"require_api_key" false}
         (keep (fn [[k v]]
-                (when-let [wire (option-keys k)]
-                  (when (some? v)
-                    [wire (case k
-                            :style (name v)
-                            :headers (string-map v)
-                            v)]))))
+                (when (and (some? v) (not (contains? host-option-keys k)))
+                  [(engine-option-name k) (case k
+                                            :style (if (keyword? v) (name v) v)
+                                            :headers (header-names v)
+                                            v)])))
         opts))

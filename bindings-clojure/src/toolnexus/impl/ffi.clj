@@ -4,7 +4,8 @@
   UTF-8 byte arrays (never through JNA's platform-default encoding); strings the library hands
   out are copied into Java strings and released with tn_string_free at once. No other
   namespace touches JNA functions or pointers."
-  (:require [toolnexus.impl.error :as error])
+  (:require [toolnexus.impl.error :as error]
+            [toolnexus.impl.json :as json])
   (:import (com.sun.jna Function NativeLibrary Pointer)
            (com.sun.jna.ptr PointerByReference)
            (java.nio.charset StandardCharsets)
@@ -15,11 +16,10 @@
   "The ABI version of include/toolnexus.h this binding was written for (`TN_ABI_VERSION`)."
   1)
 
-;; Status codes of include/toolnexus.h used by the binding itself.
-(def ok 0)
-(def err-network 4)
-(def err-host 9)
-(def err-internal 10)
+(def ok
+  "`TN_OK`: success, the one status that is no error kind (the ABI's convention: 0 is OK).
+  Every other status is a kind's code in the engine's table, see `status`."
+  0)
 
 (defn- configured-path
   "An explicit library file: the `toolnexus.lib` system property, else `TOOLNEXUS_LIB`."
@@ -165,6 +165,31 @@
   "The ABI version the loaded library reports."
   ^long []
   (.invokeInt (function "tn_abi_version") (object-array 0)))
+
+;; ---------------------------------------------------------------------------------------------
+;; the engine's tables
+
+;; The header's TN_ERR_* and TN_HOOK_* are #defines, which JNA cannot read: the engine hands
+;; the same tables out as JSON, and the binding keeps no copy of them.
+
+(defn engine-table
+  "One of the engine's tables (`tn_error_kinds`, `tn_hook_bits`) as data, keyword keys."
+  [fname]
+  (json/read-str (call-string fname)))
+
+(defonce ^:private statuses
+  (delay (into {} (map (juxt (comp keyword :name) :code)) (engine-table "tn_error_kinds"))))
+
+(defn status
+  "The status code of the engine's error kind `kind` (`:host`, `:network`, ...)."
+  ^long [kind]
+  (or (get @statuses kind)
+      (throw (IllegalArgumentException. (str "toolnexus: the engine has no error kind " kind)))))
+
+(defn error-kinds
+  "The engine's error kinds, in code order: `[{:name :code :retryable}]`."
+  []
+  (engine-table "tn_error_kinds"))
 
 ;; ---------------------------------------------------------------------------------------------
 ;; handles

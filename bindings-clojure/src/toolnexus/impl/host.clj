@@ -10,7 +10,8 @@
   Threads: a callback runs on a library thread and must return promptly, so it only decodes
   its string argument and hands the Clojure function to `executor` (daemon threads, so a
   finished script exits); the answer goes back through tn_complete from there."
-  (:require [toolnexus.impl.convert :as convert]
+  (:require [clojure.string :as str]
+            [toolnexus.impl.convert :as convert]
             [toolnexus.impl.ffi :as ffi]
             [toolnexus.impl.json :as json])
   (:import (com.sun.jna CallbackReference CallbackThreadInitializer Memory Native Pointer)
@@ -82,7 +83,7 @@
   [^Throwable e]
   (let [id (.incrementAndGet ids)]
     (.put thrown id e)
-    [ffi/err-host (message e) id]))
+    [(ffi/status :host) (message e) id]))
 
 (defn take-thrown
   "The host exception kept under `host-ref` (removing it), or nil."
@@ -136,16 +137,19 @@
               (f args))]
       (if (map? r)
         [ffi/ok (json/write-str (convert/tool-result->wire r))]
-        [ffi/err-host (str "tool " (:name call) " returned " (if (nil? r) "nil" (.getName (class r)))
+        [(ffi/status :host) (str "tool " (:name call) " returned " (if (nil? r) "nil" (.getName (class r)))
                            ", not a ToolResult (use toolnexus.tool/success or failure)")]))
     (catch Throwable e
-      [ffi/err-host (message e)])))
+      [(ffi/status :host) (message e)])))
 
-(defn- on-tool [entry ^String call-json]
-  (let [call (json/read-str call-json)]
-    (if-let [t (get (:by-name entry) (:name call))]
+(defn- on-tool
+  "Runs the tool the engine names by its host_ref: its index in the toolkit's `:tools`."
+  [entry ^String call-json]
+  (let [call (json/read-str call-json)
+        ref (:host_ref call)]
+    (if-let [t (when (integer? ref) (get (:tools entry) ref))]
       (call-tool t call)
-      [ffi/err-host (str "unknown tool: " (:name call))])))
+      [(ffi/status :host) (str "unknown tool: " (:name call))])))
 
 (defn- on-wait-for [entry ^String request-json]
   (try
@@ -168,7 +172,7 @@
 
         ;; No HTTP answer (a connection error, a timeout): the engine retries it.
         (nil? (:status res))
-        [ffi/err-network (str (or (:error res) "the :http-client got no HTTP answer"))]
+        [(ffi/status :network) (str (or (:error res) "the :http-client got no HTTP answer"))]
 
         :else
         (let [body (:body res)]
@@ -179,39 +183,39 @@
                                                :else (json/write-str body))})])))
     (catch Throwable e (ending-failure e))))
 
-(def hook-names
-  "Clojure hook key -> [engine hook name, TN_HOOK_* bit]."
-  {:before-llm ["before_llm" 1]
-   :after-llm ["after_llm" 2]
-   :before-tool ["before_tool" 4]
-   :after-tool ["after_tool" 8]})
+(defn- hook-key
+  "The Clojure key of an engine hook name: `before_llm` -> `:before-llm`."
+  [engine-name]
+  (keyword (str/replace engine-name "_" "-")))
 
-(def ^:private hook-keys
-  (into {} (map (fn [[k [n _]]] [n k])) hook-names))
+(defonce ^:private hooks-table
+  ;; {:before-llm {:name "before_llm" :bit 1} ...}: the engine's hooks and their TN_HOOK_* bits
+  (delay (into {} (map (juxt (comp hook-key :name) identity)) (ffi/engine-table "tn_hook_bits"))))
+
+(defn hook-keys
+  "The `:hooks` keys the engine has a hook for."
+  []
+  (set (keys @hooks-table)))
 
 (defn hook-mask
   "The TN_HOOK_* bits for a `:hooks` map."
   [hooks]
-  (reduce (fn [m [k f]] (if (and f (hook-names k)) (bit-or m (second (hook-names k))) m)) 0 hooks))
+  (reduce (fn [m [k f]] (if-let [h (when f (get @hooks-table k))] (bit-or m (:bit h)) m)) 0 hooks))
 
-(defn- hook-answer [k r]
+(defn- hook-answer
+  "What a hook returned, as the engine's override JSON: its override fields, a `:result` in
+  the engine's ToolResult shape. Which of them a hook may use is the engine's to decide."
+  [r]
   (when (map? r)
-    (case k
-      :before-llm (not-empty (select-keys r [:messages :tools :model]))
-      :after-llm nil
-      :before-tool (not-empty (cond-> {}
-                                (some? (:result r)) (assoc :result (convert/tool-result->wire (:result r)))
-                                (some? (:args r)) (assoc :args (:args r))))
-      :after-tool (when (some? (:result r))
-                    {:result (convert/tool-result->wire (:result r))}))))
+    (not-empty (cond-> (select-keys r [:messages :tools :model :args])
+                 (some? (:result r)) (assoc :result (convert/tool-result->wire (:result r)))))))
 
 (defn- on-hook [entry ^String hook ^String event-json]
   (try
-    (let [k (hook-keys hook)
-          f (get-in entry [:hooks k])
-          event (cond-> (json/read-str event-json)
-                  (= k :after-tool) (update :result convert/wire->tool-result))
-          answer (when f (hook-answer k (f event)))]
+    (let [f (get-in entry [:hooks (hook-key hook)])
+          event (json/read-str event-json)
+          event (cond-> event (contains? event :result) (update :result convert/wire->tool-result))
+          answer (when f (hook-answer (f event)))]
       [ffi/ok (if answer (json/write-str answer) "null")])
     (catch Throwable e (ending-failure e))))
 
@@ -241,11 +245,11 @@
   [^Pointer user-data ^long token handler]
   (let [entry (entry-of user-data)]
     (if (nil? entry)
-      (complete! token [ffi/err-internal "toolnexus: a callback arrived for a released client or toolkit"])
+      (complete! token [(ffi/status :internal) "toolnexus: a callback arrived for a released client or toolkit"])
       (.execute executor
                 ^Runnable (fn []
                             (complete! token (try (handler entry)
-                                                  (catch Throwable e [ffi/err-internal (message e)]))))))))
+                                                  (catch Throwable e [(ffi/status :internal) (message e)]))))))))
 
 (defn- guarded
   "Never lets an exception reach JNA's callback dispatch (it would be printed and dropped,
@@ -253,7 +257,7 @@
   [^long token f]
   (try (f)
        (catch Throwable e
-         (try (complete! token [ffi/err-internal (message e)]) (catch Throwable _ nil)))))
+         (try (complete! token [(ffi/status :internal) (message e)]) (catch Throwable _ nil)))))
 
 (defmacro ^:private host-callback [handler]
   `(reify HostCallback
