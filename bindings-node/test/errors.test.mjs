@@ -2,6 +2,7 @@
 // process exiting by itself after runs.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import v8 from 'node:v8'
 import vm from 'node:vm'
@@ -18,6 +19,21 @@ const mock = mockForThisFile()
 const openai = (extra = {}) => openaiClient(mock, extra)
 
 describe('errors', () => {
+  test('the bad options every binding checks are InvalidArgumentErrors naming the option as written', () => {
+    const file = path.join(HERE, '../../tests/options/bad-client-options.json')
+    const { base, cases } = JSON.parse(fs.readFileSync(file, 'utf8'))
+    const camel = (k) => k.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+    const jsBase = Object.fromEntries(Object.entries(base).map(([k, v]) => [camel(k), v]))
+    for (const { option, value } of cases) {
+      const name = camel(option)
+      assert.throws(
+        () => createClient({ ...jsBase, [name]: value }),
+        (e) => e instanceof tn.InvalidArgumentError && e.code === 'invalid_argument' && e.message.includes(`"${name}"`),
+        `${name}=${JSON.stringify(value)}`,
+      )
+    }
+  })
+
   class QuotaError extends Error {
     constructor(message) {
       super(message)
