@@ -29,6 +29,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vocab::sanitize, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::parse_retry_after, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::builtins_warning, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::auth_required, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::relay_execute, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::relay_calls_of, m)?)?;
+    m.add_function(wrap_pyfunction!(vocab::empty_schema, m)?)?;
+    m.add("RELAY_KIND", engine::relay::RELAY_KIND)?;
     m.add_function(wrap_pyfunction!(vocab::safe_error_body, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::capped_error_body, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::http_error_message, m)?)?;

@@ -79,7 +79,50 @@ pub fn answer_output<'py>(py: Python<'py>, id: &str, output: &str) -> PyResult<B
 /// The Answer dict that refuses a request.
 #[pyfunction]
 pub fn answer_declined<'py>(py: Python<'py>, id: &str, reason: &str) -> PyResult<Bound<'py, PyAny>> {
-    to_py(py, &engine::answer_declined(id, reason).to_json())
+    let reason = error::map(py, reason.parse::<engine::Reason>())?;
+    to_py(py, &engine::answer_declined(id, reason.as_str()).to_json())
+}
+
+/// The `authorization` suspension at `url` (the engine's default prompt when `prompt` is None).
+#[pyfunction]
+#[pyo3(signature = (url, prompt=None))]
+pub fn auth_required<'py>(py: Python<'py>, url: &str, prompt: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+    to_py(py, &serde_json::to_value(engine::auth_required(url, prompt)).unwrap_or(Value::Null))
+}
+
+/// What a relay tool does when run directly: the suspension for this call, or with an answer
+/// the result the model would read (as a ToolResult dict).
+#[pyfunction]
+#[pyo3(signature = (name, args, call_id, answer=None))]
+pub fn relay_execute<'py>(
+    py: Python<'py>,
+    name: &str,
+    args: Bound<'py, PyAny>,
+    call_id: &str,
+    answer: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let answer = match answer.map(|a| from_py(&a)).transpose()? {
+        Some(Value::Null) | None => None,
+        Some(v) => Some(error::map(py, Answer::from_json(&v))?),
+    };
+    let r = engine::relay::relay_execute(name, &from_py(&args)?, call_id, answer.as_ref());
+    to_py(py, &serde_json::to_value(r).unwrap_or(Value::Null))
+}
+
+/// The relayed calls of a Request dict, in call order (empty for any other Request).
+#[pyfunction]
+pub fn relay_calls_of<'py>(py: Python<'py>, request: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let calls = match engine::Request::from_json(&from_py(&request)?) {
+        Ok(r) => engine::relay::relay_calls_of(&r),
+        Err(_) => Vec::new(),
+    };
+    to_py(py, &serde_json::to_value(calls).unwrap_or(Value::Null))
+}
+
+/// The schema of a tool that declares none.
+#[pyfunction]
+pub fn empty_schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    to_py(py, &engine::empty_schema())
 }
 
 /// An Answer read from any dict a host holds, in its normal form (ValueError when malformed).

@@ -482,6 +482,24 @@ def test_a_tool_sees_the_same_call_id_on_every_run_of_its_call(mock: MockModel) 
     assert seen == [("call-7", False), ("call-7", True), ("call-8", False), ("call-8", True), ("", False)]
 
 
+def test_a_relay_tool_run_directly_does_what_a_run_does() -> None:
+    refund = tn.relay_tool("refund", "Refund.")
+    assert refund.input_schema == {"type": "object", "properties": {}}
+
+    async def main() -> None:
+        r = await refund.execute({"amount": 5}, tn.ToolContext(call_id="c9"))
+        req = tn.pending_of(r)
+        assert req is not None and req.id == "relay-c9" and tn.is_relay_request(req)
+        assert tn.relay_calls_of(req) == [tn.RelayCall(id="c9", name="refund", input={"amount": 5}, arguments='{"amount":5}')]
+        done = await refund.execute({}, tn.ToolContext(call_id="c9", answer=tn.answer_output(req.id, "refunded")))
+        assert (done.output, done.is_error) == ("refunded", False)
+        no = await refund.execute({}, tn.ToolContext(call_id="c9", answer=tn.answer_declined(req.id, "expired")))
+        assert (no.output, no.is_error) == ("relay declined for refund: expired", True)
+
+    asyncio.run(main())
+    assert tn.auth_required("https://x/login").metadata["pending"].prompt == "Authorization required to continue"
+
+
 def test_the_error_body_rules_are_the_engines() -> None:
     import toolnexus.client as client_mod
 

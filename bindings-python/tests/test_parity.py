@@ -417,10 +417,11 @@ def test_a_transport_sees_upstreams_header_names() -> None:
     asyncio.run(main())
 
 
-def test_answer_declined_message_matches_upstream() -> None:
+def test_answer_declined_refuses_reasons_outside_the_vocabulary() -> None:
+    # The engine's rule and words (upstream's, but for the quotes of the bad value).
     with pytest.raises(ValueError) as e:
         tn.answer_declined("p", "nope")
-    assert str(e.value) == 'toolnexus: Answer reason must be "declined", "cancelled" or "expired", got \'nope\''
+    assert str(e.value) == 'Answer reason must be "declined", "cancelled" or "expired", got "nope"'
     assert tn.answer_declined("p", "expired") == tn.Answer(id="p", ok=False, reason="expired")
 
 

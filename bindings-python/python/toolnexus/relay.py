@@ -2,8 +2,9 @@
 
 A relay call suspends the run with a ``tool_call`` :class:`Request` carrying it under
 ``data["calls"]`` (each ``{id, name, input, arguments}``): with ``wait_for`` each call is its own
-Request, all of a turn's at once; a durable halt carries every relay call of the turn in one. The host runs the calls itself and answers with :func:`relay_answer` (one result
-per call id) or, for a single call, ``answer_output``-style ``data={"output": ..., "isError": ...}``.
+Request, all of a turn's at once; a durable halt carries every relay call of the turn in one.
+The host runs the calls itself and answers with :func:`relay_answer` (one result per call id)
+or, for a single call, ``answer_output``-style ``data={"output": ..., "isError": ...}``.
 A declined relay is the error result ``relay declined for <name>: <reason>`` and the run goes on.
 """
 from __future__ import annotations
@@ -12,10 +13,21 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import _native
-from .types import Answer, JSONSchema, Request, Tool, ToolContext, ToolResult, answer_from_wire
+from .types import (
+    Answer,
+    JSONSchema,
+    Request,
+    Tool,
+    ToolContext,
+    ToolResult,
+    answer_from_wire,
+    answer_to_wire,
+    request_to_wire,
+    result_from_wire,
+)
 
 #: The Request kind of a relayed call.
-RELAY_KIND = "tool_call"
+RELAY_KIND: str = _native.RELAY_KIND
 
 
 @dataclass
@@ -37,19 +49,23 @@ class RelayResult:
     isError: bool = False  # noqa: N815 (wire key)
 
 
-async def _host_executes(args: Optional[dict[str, Any]] = None, ctx: Optional[ToolContext] = None) -> ToolResult:
-    return ToolResult(output="a relay tool is executed by the host, not in this process", is_error=True)
-
-
 def relay_tool(name: str, description: str, schema: Optional[JSONSchema] = None) -> Tool:
     """A declaration-only tool: calling it suspends the run and the host supplies the result.
-    Its name may not be a built-in tool's name (``bash``, ``read``, ...)."""
+    Its name may not be a built-in tool's name (``bash``, ``read``, ...). Run directly, it does
+    what a run does: without ``ctx.answer`` it suspends with the ``tool_call`` Request for this
+    call; with one it returns the result the model would read."""
+
+    async def execute(args: Optional[dict[str, Any]] = None, ctx: Optional[ToolContext] = None) -> ToolResult:
+        answer = answer_to_wire(ctx.answer) if ctx is not None and ctx.answer is not None else None
+        call_id = ctx.call_id if ctx is not None else ""
+        return result_from_wire(_native.relay_execute(name, args or {}, call_id, answer))
+
     return Tool(
         name=name,
         description=description,
-        input_schema=schema if schema is not None else {"type": "object", "properties": {}},
+        input_schema=schema if schema is not None else _native.empty_schema(),
         source="relay",
-        execute=_host_executes,
+        execute=execute,
     )
 
 
@@ -60,11 +76,9 @@ def is_relay_request(request: Optional[Request]) -> bool:
 
 def relay_calls_of(request: Optional[Request]) -> list[RelayCall]:
     """The relayed calls of ``request``, in call order (empty for any other request)."""
-    if not is_relay_request(request) or not request or not request.data:
+    if request is None:
         return []
-    calls = request.data.get("calls") or []
-    return [RelayCall(id=c["id"], name=c["name"], input=c.get("input") or {}, arguments=c.get("arguments") or "")
-            for c in calls if isinstance(c, dict)]
+    return [RelayCall(**c) for c in _native.relay_calls_of(request_to_wire(request))]
 
 
 def relay_answer(request_id: str, results: list[RelayResult]) -> Answer:

@@ -171,9 +171,10 @@ def pending(
     return result_from_wire(_native.pending(kind, prompt, id, url, data, expiresAt))
 
 
-def auth_required(url: str, prompt: str = "Authorization required to continue") -> ToolResult:
-    """An ``authorization`` suspension at a login ``url``."""
-    return pending(kind="authorization", prompt=prompt, url=url)
+def auth_required(url: str, prompt: Optional[str] = None) -> ToolResult:
+    """An ``authorization`` suspension at a login ``url`` (prompt: "Authorization required to
+    continue" when none is given)."""
+    return result_from_wire(_native.auth_required(url, prompt))
 
 
 def pending_of(result: ToolResult) -> Optional[Request]:
@@ -194,6 +195,4 @@ def answer_output(id: str, output: str) -> Answer:  # noqa: A002 (wire key)
 def answer_declined(id: str, reason: str = "declined") -> Answer:  # noqa: A002 (wire key)
     """The Answer that refuses a request. ``reason`` is ``"declined"``, ``"cancelled"`` or
     ``"expired"``; anything else is a ValueError."""
-    if reason not in ("declined", "cancelled", "expired"):
-        raise ValueError(f'toolnexus: Answer reason must be "declined", "cancelled" or "expired", got {reason!r}')
     return answer_from_wire(_native.answer_declined(id, reason))
