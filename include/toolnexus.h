@@ -126,7 +126,8 @@ typedef void (*tn_hook_fn)(void *user_data,
                            uint64_t token);
 
 // Classifies a failed model call: `info_json` is `{"status"?, "error"?, "attempt",
-// "retryable"}`. Complete with `"retry"` or `"fail"`.
+// "retryable"}`. Complete with `"retry"`, `"fail"`, or `"default"` (or `null`: what the
+// engine would do without `on_error`, `retryable ? retry : fail`).
 typedef void (*tn_on_error_fn)(void *user_data,
                                const char *info_json,
                                uint64_t token);

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use engine::{BodyTransform, ErrorInfo, HookFuture, HookName, HookSet, JsonHooks, OnError, Tier, WaitFor};
+use engine::{BodyTransform, ErrorInfo, HookFuture, HookName, HookSet, HookTable, JsonHooks, OnError, Tier, WaitFor};
 use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 use serde_json::Value;
@@ -52,21 +52,14 @@ pub struct JsOnError(pub Arc<Callback<ErrorInfoEvent, Option<String>>>);
 impl OnError for JsOnError {
     fn classify(&self, info: ErrorInfo) -> HookFuture<Tier> {
         let f = self.0.clone();
-        let default = if info.retryable { Tier::Retry } else { Tier::Fail };
         let ev = ErrorInfoEvent {
             status: info.status.map(u32::from),
             error: info.error,
             attempt: info.attempt,
             retryable: info.retryable,
         };
-        Box::pin(async move {
-            match call(&f, ev).await?.as_deref() {
-                None => Ok(default),
-                Some("retry") => Ok(Tier::Retry),
-                Some("fail") => Ok(Tier::Fail),
-                Some(other) => Err(invalid(format!("onError must return \"retry\" or \"fail\", got {other:?}"))),
-            }
-        })
+        // `undefined` keeps the default, as in the JS port.
+        Box::pin(async move { Tier::from_answer(call(&f, ev).await?.as_deref()) })
     }
 }
 
@@ -85,31 +78,27 @@ impl BodyTransform for JsBodyTransform {
 // ---- hooks --------------------------------------------------------------------------------
 
 /// A hook: takes its event, answers an override object or nothing.
-type HookFn = Option<Arc<Callback<Json, Option<Json>>>>;
+type HookFn = Arc<Callback<Json, Option<Json>>>;
 
 /// The host's `hooks` object; only the methods it has are called. The engine's
 /// `JsonHooksAdapter` makes it the loop's `Hooks`: the engine decides the events' fields and
 /// how an answer overrides; this side only converts a ToolResult between the engine's JSON
 /// (`is_error`) and the JS port's (`isError`). Events cross as JSON text (transcripts are big).
-pub struct JsHooks {
-    before_llm: HookFn,
-    after_llm: HookFn,
-    before_tool: HookFn,
-    after_tool: HookFn,
-}
+pub struct JsHooks(HookTable<HookFn>);
 
 impl JsHooks {
     /// Reads `beforeLLM`, `afterLLM`, `beforeTool`, `afterTool` off `obj`. Must run on the JS thread.
     pub fn from_object(obj: &Object<'_>) -> napi::Result<JsHooks> {
-        fn get(obj: &Object<'_>, name: &str) -> napi::Result<HookFn> {
+        let table = HookTable::build(|hook| {
+            let name = match hook {
+                HookName::BeforeLlm => "beforeLLM",
+                HookName::AfterLlm => "afterLLM",
+                HookName::BeforeTool => "beforeTool",
+                HookName::AfterTool => "afterTool",
+            };
             method::<Json, MaybePromise<Option<Json>>>(obj, name)?.map(callback).transpose()
-        }
-        Ok(JsHooks {
-            before_llm: get(obj, "beforeLLM")?,
-            after_llm: get(obj, "afterLLM")?,
-            before_tool: get(obj, "beforeTool")?,
-            after_tool: get(obj, "afterTool")?,
-        })
+        })?;
+        Ok(JsHooks(table))
     }
 }
 
@@ -132,22 +121,11 @@ fn result_from_js(v: &mut Value) -> engine::Result<()> {
 
 impl JsonHooks for JsHooks {
     fn enabled(&self) -> HookSet {
-        HookSet {
-            before_llm: self.before_llm.is_some(),
-            after_llm: self.after_llm.is_some(),
-            before_tool: self.before_tool.is_some(),
-            after_tool: self.after_tool.is_some(),
-        }
+        self.0.enabled()
     }
 
     fn call(&self, hook: HookName, mut event: Value) -> HookFuture<Value> {
-        let f = match hook {
-            HookName::BeforeLlm => &self.before_llm,
-            HookName::AfterLlm => &self.after_llm,
-            HookName::BeforeTool => &self.before_tool,
-            HookName::AfterTool => &self.after_tool,
-        }
-        .clone();
+        let f = self.0.get(hook).cloned();
         Box::pin(async move {
             let Some(f) = f else { return Ok(Value::Null) };
             if let Some(r) = event.get_mut("result") {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use engine::{Answer, CancellationToken, Client, ClientOptions, Request, RunInput};
+use engine::{Answer, CancellationToken, Client, ClientOptions, HookTable, Request, RunInput};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
@@ -13,8 +13,17 @@ use crate::error;
 use crate::host::{LastTransportError, PyBodyTransform, PyHooks, PyOnError, PyTransport, PyWaitFor};
 use crate::toolkit::PyToolkit;
 
-/// The four hook callables, each `None` when the host's hooks lack it.
-type HookSlots = (Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>);
+/// The host's hook callables: each hook by its name, as a key of a mapping or an attribute of
+/// an object; what is missing or not callable is no hook.
+fn hook_table(hooks: &Bound<'_, PyAny>) -> PyResult<HookTable<Py<PyAny>>> {
+    let mapping = hooks.is_instance_of::<pyo3::types::PyDict>()
+        || hooks.is_instance(&hooks.py().import("collections.abc")?.getattr("Mapping")?)?;
+    HookTable::build(|hook| {
+        let name = hook.as_str();
+        let found = if mapping { hooks.call_method1("get", (name,)).ok() } else { hooks.getattr(name).ok() };
+        Ok::<_, PyErr>(found.filter(|f| f.is_callable()).map(Bound::unbind))
+    })
+}
 
 /// An engine client. `options` holds the plain options (JSON-able); host callables come as
 /// their own arguments, each `None` when absent.
@@ -42,7 +51,7 @@ impl PyClient {
         py: Python<'_>,
         options: Bound<'_, PyDict>,
         wait_for: Option<Py<PyAny>>,
-        hooks: Option<HookSlots>,
+        hooks: Option<Bound<'_, PyAny>>,
         on_error: Option<Py<PyAny>>,
         body_transform: Option<Py<PyAny>>,
         transport: Option<Py<PyAny>>,
@@ -55,9 +64,8 @@ impl PyClient {
         opts.body_transform = body_transform.map(|func| Arc::new(PyBodyTransform { func }) as _);
         let header_names = PyTransport::header_names(opts.headers.iter().map(|(k, _)| k.as_str()));
         opts.transport = transport.map(|transport| Arc::new(PyTransport { transport, header_names, last_error }) as _);
-        if let Some((before_llm, after_llm, before_tool, after_tool)) = hooks {
-            opts.hooks =
-                Some(Arc::new(engine::JsonHooksAdapter(PyHooks { before_llm, after_llm, before_tool, after_tool })));
+        if let Some(table) = hooks.map(|h| hook_table(&h)).transpose()?.filter(|t| !t.is_empty()) {
+            opts.hooks = Some(Arc::new(engine::JsonHooksAdapter(PyHooks(table))));
         }
         let client = error::map(py, Client::new(opts))?;
         Ok(PyClient { inner: Arc::new(client), warnings })

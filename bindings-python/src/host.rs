@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use engine::{
-    Answer, BodyTransform, Error, ErrorInfo, ErrorKind, HookFuture, HookName, HookSet, HttpErrorDetail, HttpRequest,
-    HttpResponse, JsonHooks, OnError, Request, Tier, ToolContext, ToolHandler, ToolResult, Transport, WaitFor,
+    Answer, BodyTransform, Error, ErrorInfo, ErrorKind, HookFuture, HookName, HookSet, HookTable, HttpErrorDetail,
+    HttpRequest, HttpResponse, JsonHooks, OnError, Request, Tier, ToolContext, ToolHandler, ToolResult, Transport,
+    WaitFor,
 };
 use futures_util::future::BoxFuture;
 use pyo3::exceptions::PyOSError;
@@ -315,31 +316,15 @@ impl Transport for PyTransport {
 }
 
 /// Hooks: the four callables `Hooks` found on the host's object or dict (each may be None).
-pub struct PyHooks {
-    pub before_llm: Option<Py<PyAny>>,
-    pub after_llm: Option<Py<PyAny>>,
-    pub before_tool: Option<Py<PyAny>>,
-    pub after_tool: Option<Py<PyAny>>,
-}
+pub struct PyHooks(pub HookTable<Py<PyAny>>);
 
 impl JsonHooks for PyHooks {
     fn enabled(&self) -> HookSet {
-        HookSet {
-            before_llm: self.before_llm.is_some(),
-            after_llm: self.after_llm.is_some(),
-            before_tool: self.before_tool.is_some(),
-            after_tool: self.after_tool.is_some(),
-        }
+        self.0.enabled()
     }
 
     fn call(&self, hook: HookName, event: Value) -> HookFuture<Value> {
-        let slot = match hook {
-            HookName::BeforeLlm => &self.before_llm,
-            HookName::AfterLlm => &self.after_llm,
-            HookName::BeforeTool => &self.before_tool,
-            HookName::AfterTool => &self.after_tool,
-        };
-        let func = slot.as_ref().map(|f| Python::attach(|py| f.clone_ref(py)));
+        let func = self.0.get(hook).map(|f| Python::attach(|py| f.clone_ref(py)));
         Box::pin(async move {
             let Some(func) = func else { return Ok(Value::Null) };
             let ev = &event;

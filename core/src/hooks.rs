@@ -174,6 +174,43 @@ impl HookName {
     }
 }
 
+/// A host's hook callables by hook name: the one table a binding fills, from its own
+/// language's spelling of each name, instead of keeping four slots of its own.
+pub struct HookTable<F> {
+    slots: [Option<F>; 4],
+}
+
+impl<F> HookTable<F> {
+    /// Fills the table, asking `lookup` for each hook of [`HookName::ALL`] in turn.
+    pub fn build<E>(
+        mut lookup: impl FnMut(HookName) -> std::result::Result<Option<F>, E>,
+    ) -> std::result::Result<Self, E> {
+        let [a, b, c, d] = HookName::ALL;
+        Ok(HookTable { slots: [lookup(a)?, lookup(b)?, lookup(c)?, lookup(d)?] })
+    }
+
+    /// The callable for `hook`, if the host has one.
+    pub fn get(&self, hook: HookName) -> Option<&F> {
+        let i = HookName::ALL.iter().position(|h| *h == hook)?;
+        self.slots[i].as_ref()
+    }
+
+    /// Which hooks the host has.
+    pub fn enabled(&self) -> HookSet {
+        HookSet {
+            before_llm: self.get(HookName::BeforeLlm).is_some(),
+            after_llm: self.get(HookName::AfterLlm).is_some(),
+            before_tool: self.get(HookName::BeforeTool).is_some(),
+            after_tool: self.get(HookName::AfterTool).is_some(),
+        }
+    }
+
+    /// Whether the host has no hook at all.
+    pub fn is_empty(&self) -> bool {
+        self.slots.iter().all(Option::is_none)
+    }
+}
+
 /// Hooks that speak JSON: what a binding implements around its host's callables. Wrap it in
 /// [`JsonHooksAdapter`] to get [`Hooks`]; the event shapes and the override rules live there,
 /// once, for every binding.
@@ -264,14 +301,39 @@ pub enum Tier {
     Retry,
     /// Give up now.
     Fail,
+    /// Whatever the default policy does with this failure (`retryable ? Retry : Fail`).
+    Default,
 }
 
 impl Tier {
-    /// The wire string: `retry` or `fail`.
+    /// The wire string: `retry`, `fail` or `default`.
     pub fn as_str(self) -> &'static str {
         match self {
             Tier::Retry => "retry",
             Tier::Fail => "fail",
+            Tier::Default => "default",
+        }
+    }
+
+    /// A host's answer to `on_error`: `retry`, `fail`, `default`, or none (`None`: the
+    /// default). Anything else is an [`crate::ErrorKind::InvalidArgument`] error naming it.
+    pub fn from_answer(answer: Option<&str>) -> crate::Result<Tier> {
+        match answer {
+            None | Some("default") => Ok(Tier::Default),
+            Some("retry") => Ok(Tier::Retry),
+            Some("fail") => Ok(Tier::Fail),
+            Some(other) => Err(crate::Error::invalid(format!(
+                "on_error must answer \"retry\", \"fail\" or \"default\", got {other:?}"
+            ))),
+        }
+    }
+
+    /// The decision for `info`: [`Tier::Default`] resolved by the default policy.
+    pub(crate) fn resolve(self, info: &ErrorInfo) -> Tier {
+        match self {
+            Tier::Default if info.retryable => Tier::Retry,
+            Tier::Default => Tier::Fail,
+            other => other,
         }
     }
 }

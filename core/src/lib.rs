@@ -52,7 +52,7 @@ pub use client::{
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{
     AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, BodyTransform, ErrorInfo, HookFuture, HookName,
-    HookSet, Hooks, JsonHooks, JsonHooksAdapter, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
+    HookSet, HookTable, Hooks, JsonHooks, JsonHooksAdapter, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
 };
 pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
 pub use tokio_util::sync::CancellationToken;

@@ -364,6 +364,15 @@ async fn on_error_fail_stops_retrying_and_extra_statuses_widen_the_set() {
     let c = mock_client(&mock, |o| o.retryable_statuses = vec![520]);
     assert_eq!(c.run("hi", None).await.unwrap().text, "ok");
     assert_eq!(mock.seen().len(), 2);
+
+    // "default" leaves each failure to the default policy: a 503 is retried, a 400 is not.
+    mock.script(vec![err(503), err(400)]);
+    let c = mock_client(&mock, |o| o.on_error = Some(Arc::new(|_: &ErrorInfo| Tier::Default)));
+    assert_eq!(c.run("hi", None).await.unwrap_err().http_detail().unwrap().status, 400);
+    assert_eq!(mock.seen().len(), 2);
+    assert_eq!(Tier::from_answer(None).unwrap(), Tier::Default);
+    assert_eq!(Tier::from_answer(Some("fail")).unwrap(), Tier::Fail);
+    assert!(Tier::from_answer(Some("maybe")).unwrap_err().message().contains("\"maybe\""));
 }
 
 #[tokio::test]

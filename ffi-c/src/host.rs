@@ -49,7 +49,8 @@ pub type tn_hook_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, hook: *const c_char, event_json: *const c_char, token: u64)>;
 
 /// Classifies a failed model call: `info_json` is `{"status"?, "error"?, "attempt",
-/// "retryable"}`. Complete with `"retry"` or `"fail"`.
+/// "retryable"}`. Complete with `"retry"`, `"fail"`, or `"default"` (or `null`: what the
+/// engine would do without `on_error`, `retryable ? retry : fail`).
 pub type tn_on_error_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, info_json: *const c_char, token: u64)>;
 
 /// Releases a `user_data` once the library no longer uses it. Called exactly once, on
@@ -302,10 +303,10 @@ impl OnError for COnError {
         Box::pin(async move {
             let c = ask(&data, f, v.to_string()).await;
             let tier = payload_json(c, "on_error")?;
-            match tier.as_str() {
-                Some("retry") => Ok(Tier::Retry),
-                Some("fail") => Ok(Tier::Fail),
-                _ => Err(Error::host(format!("on_error must complete with \"retry\" or \"fail\", got {tier}").into())),
+            match &tier {
+                Value::Null => Ok(Tier::Default),
+                Value::String(s) => Tier::from_answer(Some(s)),
+                other => Err(Error::invalid(format!("on_error must complete with a string, got {other}"))),
             }
         })
     }

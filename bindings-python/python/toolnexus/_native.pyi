@@ -40,7 +40,7 @@ class Client:
         cls,
         options: dict[str, Any],
         wait_for: Optional[Any],
-        hooks: Optional[tuple[Optional[Any], Optional[Any], Optional[Any], Optional[Any]]],
+        hooks: Optional[Any],
         on_error: Optional[Any],
         body_transform: Optional[Any],
         transport: Optional[Any],

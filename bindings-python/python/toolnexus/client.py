@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Optional, Protocol, TypedDict, Union
 
@@ -184,13 +183,6 @@ def _run_result(d: dict[str, Any]) -> RunResult:
     )
 
 
-def _hook(hooks: Any, name: str) -> Optional[Callable[..., Any]]:
-    if hooks is None:
-        return None
-    fn = hooks.get(name) if isinstance(hooks, Mapping) else getattr(hooks, name, None)
-    return fn if callable(fn) else None
-
-
 class Client:
     """A model client. Every option of the published package is accepted, and read by the
     engine: a bad value is an :class:`~toolnexus.errors.InvalidArgumentError` naming it.
@@ -260,10 +252,8 @@ class Client:
             "on_unsupported_part": on_unsupported_part, "max_part_bytes": max_part_bytes,
         }
         options = {k: v for k, v in given.items() if v is not None}
-        found = (_hook(hooks, "before_llm"), _hook(hooks, "after_llm"), _hook(hooks, "before_tool"),
-                 _hook(hooks, "after_tool"))
         transport = None if type(self._transport) is UrllibTransport else self._transport
-        native_args = (options, wait_for, found if any(found) else None, on_error, body_transform)
+        native_args = (options, wait_for, hooks, on_error, body_transform)
         self._native = _native.Client(*native_args, transport)
         _warn(self._native.warnings)
         # The engine's transport is used as long as ``_post`` is the package's own; a client

@@ -54,9 +54,9 @@ impl Caller<'_> {
             let info = failure.info(self.opts, attempt);
             let tier = match &self.opts.on_error {
                 Some(c) => c.classify(info.clone()).await?,
-                None if info.retryable => Tier::Retry,
-                None => Tier::Fail,
-            };
+                None => Tier::Default,
+            }
+            .resolve(&info);
             if tier == Tier::Fail || attempt >= self.opts.retries {
                 return Err(failure.into_error(self.secrets));
             }
