@@ -19,6 +19,17 @@ const mock = mockForThisFile()
 const openai = (extra = {}) => openaiClient(mock, extra)
 
 describe('errors', () => {
+  test('a hook answer of the wrong shape is an InvalidArgumentError naming the hook and key', async () => {
+    const tk = await createToolkit({ builtins: false, extraTools: [defineTool({ name: 'echo', run: () => 'x' })] })
+    for (const [hooks, named] of [
+      [{ beforeTool: () => ({ args: 'x' }) }, 'before_tool: "args" must be an object'],
+      [{ beforeLLM: () => 5 }, 'before_llm must return an object'],
+    ]) {
+      mock.script([openaiReply(null, [['c1', 'echo', '{}']]), openaiReply('done')])
+      await assert.rejects(openai({ hooks }).run('go', { toolkit: tk }), (e) => e instanceof tn.InvalidArgumentError && e.message.includes(named))
+    }
+  })
+
   test('the bad options every binding checks are InvalidArgumentErrors naming the option as written', () => {
     const file = path.join(HERE, '../../tests/options/bad-client-options.json')
     const { base, cases } = JSON.parse(fs.readFileSync(file, 'utf8'))

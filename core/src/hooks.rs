@@ -224,12 +224,55 @@ pub trait JsonHooks: Send + Sync {
 /// [`Hooks`] over a [`JsonHooks`] host.
 pub struct JsonHooksAdapter<T>(pub T);
 
-fn result_field(v: &Value) -> Result<Option<ToolResult>> {
-    match v.get("result") {
-        None | Some(Value::Null) => Ok(None),
-        Some(r) => serde_json::from_value(r.clone())
-            .map(Some)
-            .map_err(|e| crate::Error::invalid(format!("a hook returned an invalid result: {e}"))),
+/// A hook's answer read strictly: nothing (`null`), or an object whose known keys have their
+/// type. A mistake in a hook is an error naming the hook and the key, never an answer that
+/// is quietly ignored or, worse, handed on (arguments no tool schema allows).
+struct HookAnswer<'a> {
+    hook: HookName,
+    fields: Option<&'a serde_json::Map<String, Value>>,
+}
+
+impl<'a> HookAnswer<'a> {
+    fn read(hook: HookName, v: &'a Value) -> Result<HookAnswer<'a>> {
+        match v {
+            Value::Null => Ok(HookAnswer { hook, fields: None }),
+            Value::Object(m) => Ok(HookAnswer { hook, fields: Some(m) }),
+            other => Err(crate::Error::invalid(format!(
+                "{} must return an object or nothing, got {}",
+                hook.as_str(),
+                crate::types::json_type(other)
+            ))),
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        self.fields.is_none()
+    }
+
+    /// Key `k`, present and not null, checked by `want` (which names the expected type).
+    fn get(&self, k: &str, want: &str, ok: fn(&Value) -> bool) -> Result<Option<&'a Value>> {
+        match self.fields.and_then(|m| m.get(k)).filter(|v| !v.is_null()) {
+            None => Ok(None),
+            Some(v) if ok(v) => Ok(Some(v)),
+            Some(v) => Err(crate::Error::invalid(format!(
+                "{}: \"{k}\" must be {want}, got {}",
+                self.hook.as_str(),
+                crate::types::json_type(v)
+            ))),
+        }
+    }
+
+    fn list(&self, k: &str) -> Result<Option<Vec<Value>>> {
+        Ok(self.get(k, "an array", Value::is_array)?.and_then(Value::as_array).cloned())
+    }
+
+    fn result(&self) -> Result<Option<ToolResult>> {
+        match self.get("result", "a ToolResult object", Value::is_object)? {
+            None => Ok(None),
+            Some(r) => serde_json::from_value(r.clone()).map(Some).map_err(|e| {
+                crate::Error::invalid(format!("{}: \"result\" is not a ToolResult: {e}", self.hook.as_str()))
+            }),
+        }
     }
 }
 
@@ -243,12 +286,12 @@ impl<T: JsonHooks> Hooks for JsonHooksAdapter<T> {
         let fut = self.0.call(HookName::BeforeLlm, event);
         Box::pin(async move {
             let v = fut.await?;
-            if v.is_null() {
+            let a = HookAnswer::read(HookName::BeforeLlm, &v)?;
+            if a.is_none() {
                 return Ok(None);
             }
-            let list = |k: &str| v.get(k).and_then(Value::as_array).cloned();
-            let model = v.get("model").and_then(Value::as_str).map(str::to_string);
-            Ok(Some(LlmOverride { messages: list("messages"), tools: list("tools"), model }))
+            let model = a.get("model", "a string", Value::is_string)?.and_then(Value::as_str).map(str::to_string);
+            Ok(Some(LlmOverride { messages: a.list("messages")?, tools: a.list("tools")?, model }))
         })
     }
 
@@ -262,11 +305,12 @@ impl<T: JsonHooks> Hooks for JsonHooksAdapter<T> {
         let fut = self.0.call(HookName::BeforeTool, event);
         Box::pin(async move {
             let v = fut.await?;
-            if v.is_null() {
+            let a = HookAnswer::read(HookName::BeforeTool, &v)?;
+            if a.is_none() {
                 return Ok(None);
             }
-            let args = v.get("args").filter(|a| !a.is_null()).cloned();
-            Ok(Some(ToolOverride { result: result_field(&v)?, args }))
+            let args = a.get("args", "an object", Value::is_object)?.cloned();
+            Ok(Some(ToolOverride { result: a.result()?, args }))
         })
     }
 
@@ -274,7 +318,10 @@ impl<T: JsonHooks> Hooks for JsonHooksAdapter<T> {
         let result = serde_json::to_value(&ev.result).unwrap_or(Value::Null);
         let event = json!({"name": ev.name, "args": ev.args, "result": result, "id": ev.id, "turn": ev.turn});
         let fut = self.0.call(HookName::AfterTool, event);
-        Box::pin(async move { result_field(&fut.await?) })
+        Box::pin(async move {
+            let v = fut.await?;
+            HookAnswer::read(HookName::AfterTool, &v)?.result()
+        })
     }
 }
 

@@ -690,3 +690,41 @@ async fn json_hooks_follow_the_documented_shapes() {
     assert_eq!(t.requests()[0].body["model"], "json-model");
     assert_eq!(r.tool_calls[0].output, "echo+");
 }
+
+/// A JSON host whose `hook` answers `answer`, every other hook nothing.
+struct Answering(toolnexus::HookName, Value);
+
+impl toolnexus::JsonHooks for Answering {
+    fn enabled(&self) -> toolnexus::HookSet {
+        toolnexus::HookSet::ALL
+    }
+
+    fn call(&self, hook: toolnexus::HookName, _: Value) -> HookFuture<Value> {
+        let out = if hook == self.0 { self.1.clone() } else { Value::Null };
+        Box::pin(async move { Ok(out) })
+    }
+}
+
+#[tokio::test]
+async fn a_hook_answer_of_the_wrong_shape_is_an_error_naming_the_hook_and_key() {
+    use toolnexus::HookName::{AfterTool, BeforeLlm, BeforeTool};
+    for (hook, answer, names) in [
+        (BeforeLlm, json!(5), "before_llm must return an object"),
+        (BeforeLlm, json!({"messages": "all"}), "before_llm: \"messages\" must be an array"),
+        (BeforeLlm, json!({"model": 7}), "before_llm: \"model\" must be a string"),
+        (BeforeTool, json!({"args": "x"}), "before_tool: \"args\" must be an object"),
+        (AfterTool, json!({"result": "done"}), "after_tool: \"result\" must be a ToolResult object"),
+        (AfterTool, json!({"result": {"output": 1}}), "after_tool: \"result\" is not a ToolResult"),
+    ] {
+        let (mut o, t) = scripted_client(
+            Style::OpenAi,
+            vec![ScriptedReply::openai_calls(&[("c1", "echo", "{}")]), ScriptedReply::openai_text("done")],
+        );
+        o.hooks = Some(Arc::new(toolnexus::JsonHooksAdapter(Answering(hook, answer.clone()))));
+        let tk = Toolkit::new(vec![text_tool("echo", "x")]).unwrap();
+        let e = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{answer}");
+        assert!(e.message().contains(names), "{answer}: {}", e.message());
+        let _ = t;
+    }
+}

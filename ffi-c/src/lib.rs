@@ -1,21 +1,7 @@
 //! # libtoolnexus: the C ABI over the toolnexus engine
 //!
-//! Conventions, the same for every function:
-//! - Every function returns an `int32_t` status: `TN_OK` (0) or a `TN_ERR_*` code, one per
-//!   core error kind. On failure, if `error_out` is not NULL, `*error_out` receives an error
-//!   JSON `{"kind", "code", "message", "status"?, "body"?, "retry_after"?}`. Out-params are
-//!   written only on success. No state is kept per thread.
-//! - Compound data crosses as UTF-8 JSON. The library copies every string it is given and
-//!   allocates every string it hands out; release those with `tn_string_free`.
-//! - Handles (`tn_toolkit`, `tn_client`, `tn_cancel`) are made and freed only by the library;
-//!   `_free(NULL)` is a no-op, and a freed or foreign handle is `TN_ERR_INVALID_ARGUMENT`.
-//! - Host behaviour (tools, `wait_for`, the transport, hooks, `on_error`) is a callback that
-//!   receives its input as JSON plus a completion token, runs on a library thread, must return
-//!   promptly, and answers with `tn_complete(token, ...)` from any thread, now or later.
-//! - Blocking calls (`tn_client_run`, ...) wait on the calling thread; made from inside a
-//!   callback they return `TN_ERR_REENTRANT`. `tn_client_run_async` returns at once and calls
-//!   its completion callback exactly once.
-//! - No panic crosses the boundary: one is reported as `TN_ERR_INTERNAL`.
+//! The conventions every function follows are stated once, in the header's preamble
+//! (`cbindgen.toml`, copied to the top of `include/toolnexus.h`); `README.md` shows them in use.
 #![allow(non_camel_case_types)]
 
 mod client;
