@@ -4,9 +4,11 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
 use serde_json::{json, Value};
 
 use crate::error::Result;
@@ -210,7 +212,19 @@ impl Tool {
             return Ok(ToolResult::error(format!("relay tool {} is executed by the host, not the toolkit", self.name)));
         };
         let args = if args.is_null() { json!({}) } else { args };
-        crate::toolkit::run_handler(handler.clone(), &self.name, args, ctx).await
+        run_handler(handler.clone(), &self.name, args, ctx).await
+    }
+}
+
+/// Runs a handler; a failure or a panic becomes an error result, never a crash. Only a
+/// failure that [aborts the run](Error::aborting) comes back as an error.
+async fn run_handler(handler: Arc<dyn ToolHandler>, name: &str, args: Value, ctx: ToolContext) -> Result<ToolResult> {
+    // The handler is called inside the guarded future so a synchronous panic is caught too.
+    match AssertUnwindSafe(async move { handler.execute(args, ctx).await }).catch_unwind().await {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) if e.aborts_run() => Err(e),
+        Ok(Err(e)) => Ok(ToolResult::error(e.message().to_string())),
+        Err(_) => Ok(ToolResult::error(format!("tool {name} panicked"))),
     }
 }
 

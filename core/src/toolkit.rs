@@ -2,15 +2,13 @@
 //! the `execute` router. First name wins; a relay tool may never take a built-in's name.
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
-use futures_util::FutureExt;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::tool::{Tool, ToolHandler};
+use crate::tool::Tool;
 use crate::types::{ToolContext, ToolResult};
 use crate::warning::Warning;
 
@@ -211,23 +209,6 @@ impl Toolkit {
             .map(|t| json!({"name": t.name(), "description": t.description(), "parameters": t.input_schema()}))
             .collect::<Vec<_>>();
         vec![json!({ "functionDeclarations": decls })]
-    }
-}
-
-/// Runs a handler; a failure or a panic becomes an error result, never a crash. Only a
-/// failure that [aborts the run](Error::aborting) comes back as an error.
-pub(crate) async fn run_handler(
-    handler: Arc<dyn ToolHandler>,
-    name: &str,
-    args: Value,
-    ctx: ToolContext,
-) -> Result<ToolResult> {
-    // The handler is called inside the guarded future so a synchronous panic is caught too.
-    match AssertUnwindSafe(async move { handler.execute(args, ctx).await }).catch_unwind().await {
-        Ok(Ok(r)) => Ok(r),
-        Ok(Err(e)) if e.aborts_run() => Err(e),
-        Ok(Err(e)) => Ok(ToolResult::error(e.message().to_string())),
-        Err(_) => Ok(ToolResult::error(format!("tool {name} panicked"))),
     }
 }
 

@@ -1,0 +1,77 @@
+//! The Anthropic `/v1/messages` shapes: the request body and the reply.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{Call, Reply, ToolsField};
+use crate::error::{Error, Result};
+use crate::types::{json_type, Usage};
+
+#[derive(Serialize)]
+pub(super) struct Body<'a> {
+    pub model: &'a str,
+    pub max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<&'a str>,
+    pub messages: &'a [Value],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsField<'a>>,
+}
+
+pub(super) fn parse(mut body: Value) -> Result<Reply> {
+    let content = match body.get_mut("content").map(Value::take) {
+        Some(Value::Array(blocks)) => blocks,
+        Some(other) => {
+            return Err(Error::protocol(format!(
+                "malformed anthropic response: content is {}, not an array",
+                json_type(&other)
+            )));
+        }
+        None => return Err(Error::protocol("malformed anthropic response: no content array")),
+    };
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    let mut kept = Vec::with_capacity(content.len());
+    for (i, b) in content.into_iter().enumerate() {
+        match b.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let t = match b.get("text") {
+                    None | Some(Value::Null) => "",
+                    Some(Value::String(s)) => s.as_str(),
+                    Some(other) => {
+                        return Err(Error::protocol(format!(
+                            "malformed anthropic response: content[{i}] text is {}, not a string",
+                            json_type(other)
+                        )));
+                    }
+                };
+                text.push_str(t);
+                // Anthropic refuses a text block without non-whitespace text.
+                if t.trim().is_empty() {
+                    continue;
+                }
+            }
+            Some("tool_use") => calls.push(call(i, &b)?),
+            _ => {}
+        }
+        kept.push(b);
+    }
+    let u = body.get("usage");
+    let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
+    let (p, c) = (n("input_tokens"), n("output_tokens"));
+    let usage = Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+    let message = if kept.is_empty() { None } else { Some(json!({"role": "assistant", "content": kept})) };
+    Ok(Reply { message, text, calls, usage })
+}
+
+pub(super) fn call(i: usize, b: &Value) -> Result<Call> {
+    let bad = |what: &str| Error::protocol(format!("malformed anthropic response: content[{i}] tool_use {what}"));
+    let id = b.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or_else(|| bad("has no id"))?;
+    let name = b.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or_else(|| bad("has no name"))?;
+    let (args, raw_args) = match b.get("input") {
+        None | Some(Value::Null) => (Ok(json!({})), "{}".to_string()),
+        Some(obj @ Value::Object(_)) => (Ok(obj.clone()), obj.to_string()),
+        Some(other) => (Err(format!("input must be a JSON object, got {}", json_type(other))), other.to_string()),
+    };
+    Ok(Call { id: id.into(), name: name.into(), args, raw_args })
+}

@@ -1,0 +1,235 @@
+//! The two wire formats as pure mapping: request bodies, reply parsing, tool-result
+//! messages, and reading tool turns back out of a stored transcript. No I/O here. Each
+//! style's shapes live in its own file; what both share is here and in `transcript.rs`.
+//!
+//! Where upstream's bytes would be refused by the real provider we send what it accepts:
+//! no anthropic `system` key without system text, no empty text block or empty assistant
+//! message recorded from a reply, and every tool call answered by exactly one result.
+
+mod anthropic;
+mod openai;
+mod transcript;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::options::{ClientOptions, Style};
+use crate::error::{Error, Result};
+use crate::toolkit::Declarations;
+use crate::types::{json_type, JsonObject, Usage};
+
+pub(crate) use transcript::{
+    append_results, balance, calls_of, check_history, last_assistant_text, results_after, Entry,
+};
+
+/// One tool call the model made.
+#[derive(Clone, Debug)]
+pub(crate) struct Call {
+    pub id: String,
+    pub name: String,
+    /// The argument object, or why the arguments are unusable.
+    pub args: std::result::Result<Value, String>,
+    /// The raw arguments JSON as the model sent it.
+    pub raw_args: String,
+}
+
+/// A parsed model reply.
+pub(crate) struct Reply {
+    /// The assistant message to record (`None` when the reply carried nothing).
+    pub message: Option<Value>,
+    pub text: String,
+    pub calls: Vec<Call>,
+    pub usage: Usage,
+}
+
+/// The `tools` field: the toolkit's cached JSON when unchanged, else the values.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolsField<'a> {
+    Raw(&'a RawValue),
+    Values(&'a [Value]),
+}
+
+impl<'a> ToolsField<'a> {
+    fn of(d: &'a Declarations) -> Option<ToolsField<'a>> {
+        if d.is_empty() {
+            return None;
+        }
+        Some(match &d.json {
+            Some(raw) => ToolsField::Raw(raw),
+            None => ToolsField::Values(&d.values),
+        })
+    }
+}
+
+/// The request body of one turn, serialised once straight to bytes.
+pub(crate) fn build_body(
+    opts: &ClientOptions,
+    model: &str,
+    system: Option<&str>,
+    messages: &[Value],
+    tools: &Declarations,
+) -> Result<Vec<u8>> {
+    // Anthropic refuses a system text that is empty or only whitespace: send none instead.
+    let system = system.filter(|s| !s.trim().is_empty());
+    let tools = ToolsField::of(tools);
+    let encoded = match opts.style {
+        Style::OpenAi => {
+            let tool_choice = tools.as_ref().map(|_| "auto");
+            encode(&openai::Body { model, messages, tools, tool_choice }, opts.request_params.as_ref())
+        }
+        Style::Anthropic => encode(
+            &anthropic::Body { model, max_tokens: opts.max_tokens, system, messages, tools },
+            opts.request_params.as_ref(),
+        ),
+    };
+    encoded.map_err(|e| Error::new(crate::ErrorKind::Internal, format!("cannot encode the request body: {e}")))
+}
+
+fn encode<T: Serialize>(body: &T, params: Option<&JsonObject>) -> serde_json::Result<Vec<u8>> {
+    let Some(params) = params.filter(|p| !p.is_empty()) else {
+        return serde_json::to_vec(body);
+    };
+    let mut v = serde_json::to_value(body)?;
+    if let Value::Object(m) = &mut v {
+        for (k, val) in params {
+            m.insert(k.clone(), val.clone());
+        }
+    }
+    serde_json::to_vec(&v)
+}
+
+/// The first user message of a run: the system message (openai, fresh runs only) and the prompt.
+pub(crate) fn opening_messages(style: Style, system: Option<&str>, fresh: bool, prompt: &str) -> Vec<Value> {
+    let mut out = Vec::with_capacity(2);
+    if let (Style::OpenAi, true, Some(s)) = (style, fresh, system.filter(|s| !s.is_empty())) {
+        out.push(json!({"role": "system", "content": s}));
+    }
+    out.push(json!({"role": "user", "content": prompt}));
+    out
+}
+
+/// Parses a 2xx response body, taking the parts it keeps out of it.
+pub(crate) fn parse_reply(style: Style, body: Value) -> Result<Reply> {
+    if let Some(err) = provider_error(&body) {
+        return Err(Error::protocol(format!("provider returned an error object: {err}")));
+    }
+    match style {
+        Style::OpenAi => openai::parse(body),
+        Style::Anthropic => anthropic::parse(body),
+    }
+}
+
+fn provider_error(body: &Value) -> Option<String> {
+    let e = body.get("error")?;
+    if e.is_null() {
+        return None;
+    }
+    Some(match e.get("message").and_then(Value::as_str) {
+        Some(m) => m.chars().take(200).collect(),
+        None => "(no message)".into(),
+    })
+}
+
+/// Parses an arguments string: blank means no arguments; anything else must be a JSON object.
+pub(crate) fn parse_args(raw: &str) -> std::result::Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!("arguments must be a JSON object, got {}", json_type(&other))),
+        Err(e) => Err(format!("arguments are not valid JSON ({e})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transcript::NO_RESULT;
+    use super::*;
+
+    #[test]
+    fn args_blank_is_empty_object_and_garbage_is_an_error() {
+        assert_eq!(parse_args("  "), Ok(json!({})));
+        assert_eq!(parse_args("{\"a\":1}"), Ok(json!({"a":1})));
+        assert!(parse_args("{oops").unwrap_err().contains("not valid JSON"));
+        assert!(parse_args("[1]").unwrap_err().contains("got array"));
+    }
+
+    #[test]
+    fn anthropic_reply_drops_empty_text_blocks() {
+        let r = parse_reply(
+            Style::Anthropic,
+            json!({"content":[{"type":"text","text":""},{"type":"tool_use","id":"t1","name":"x","input":{}}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            r.message,
+            Some(json!({"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]}))
+        );
+        let empty = parse_reply(Style::Anthropic, json!({"content":[{"type":"text","text":""}]})).unwrap();
+        assert!(empty.message.is_none());
+        let blank = parse_reply(
+            Style::Anthropic,
+            json!({"content":[{"type":"text","text":"\n\n"},{"type":"tool_use","id":"t1","name":"x","input":{}}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            blank.message,
+            Some(json!({"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]}))
+        );
+    }
+
+    #[test]
+    fn openai_reply_drops_an_empty_tool_calls_list() {
+        let r = parse_reply(
+            Style::OpenAi,
+            json!({"choices":[{"message":{"role":"assistant","content":"hi","tool_calls":[]}}]}),
+        )
+        .unwrap();
+        assert_eq!(r.message, Some(json!({"role":"assistant","content":"hi"})));
+    }
+
+    #[test]
+    fn a_blank_system_text_is_not_sent() {
+        let mut opts = ClientOptions::new("http://x/v1", Style::Anthropic, "m");
+        opts.api_key = Some("k".into());
+        let body =
+            build_body(&opts, "m", Some("  \n"), &[json!({"role":"user","content":"hi"})], &Declarations::new(vec![]))
+                .unwrap();
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert!(v.get("system").is_none(), "{v}");
+    }
+
+    #[test]
+    fn malformed_replies_are_protocol_errors() {
+        for (style, body) in [
+            (Style::OpenAi, json!({})),
+            (Style::OpenAi, json!({"choices":[{"message":{"tool_calls":[{"function":{"name":"x"}}]}}]})),
+            (Style::OpenAi, json!({"choices":[{"message":{"tool_calls":{}}}]})),
+            (Style::Anthropic, json!({"content":"hi"})),
+            (Style::Anthropic, json!({"error":{"message":"overloaded"}})),
+            (Style::OpenAi, json!({"choices":[{"message":{"content":42}}]})),
+            (Style::OpenAi, json!({"choices":[{"message":{"content":{"text":"hi"}}}]})),
+            (Style::OpenAi, json!({"choices":[{"message":{"content":true}}]})),
+            (Style::Anthropic, json!({"content":[{"type":"text","text":7}]})),
+        ] {
+            assert_eq!(parse_reply(style, body).err().map(|e| e.kind()), Some(crate::ErrorKind::Protocol));
+        }
+    }
+
+    #[test]
+    fn balance_fills_missing_results_in_call_order() {
+        let msgs = vec![
+            json!({"role":"user","content":"hi"}),
+            json!({"role":"assistant","content":null,"tool_calls":[
+                {"id":"a","type":"function","function":{"name":"x","arguments":"{}"}},
+                {"id":"b","type":"function","function":{"name":"y","arguments":"{}"}}]}),
+            json!({"role":"tool","tool_call_id":"a","content":"A"}),
+        ];
+        let out = balance(Style::OpenAi, msgs);
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[3], json!({"role":"tool","tool_call_id":"b","content":NO_RESULT}));
+    }
+}

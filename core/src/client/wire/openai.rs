@@ -1,0 +1,82 @@
+//! The OpenAI `/chat/completions` shapes: the request body and the reply.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{parse_args, Call, Reply, ToolsField};
+use crate::error::{Error, Result};
+use crate::types::{json_type, Usage};
+
+#[derive(Serialize)]
+pub(super) struct Body<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Value],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsField<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'static str>,
+}
+
+pub(super) fn parse(mut body: Value) -> Result<Reply> {
+    let mut msg = body
+        .get_mut("choices")
+        .and_then(|c| c.get_mut(0))
+        .and_then(|c| c.get_mut("message"))
+        .filter(|m| m.is_object())
+        .map(Value::take)
+        .ok_or_else(|| Error::protocol("malformed openai response: no choices[0].message object"))?;
+    let text = openai_text(msg.get("content"))?;
+    let calls = match msg.get("tool_calls") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(arr)) => arr.iter().enumerate().map(|(i, c)| call(i, c)).collect::<Result<_>>()?,
+        Some(other) => {
+            return Err(Error::protocol(format!(
+                "malformed openai response: tool_calls is {}, not an array",
+                json_type(other)
+            )));
+        }
+    };
+    let usage = body.get("usage").map(openai_usage).unwrap_or_default();
+    if calls.is_empty() {
+        // OpenAI refuses an assistant message whose tool_calls list is empty.
+        if let Some(m) = msg.as_object_mut() {
+            m.remove("tool_calls");
+        }
+    }
+    let message = if text.is_empty() && calls.is_empty() { None } else { Some(msg) };
+    Ok(Reply { message, text, calls, usage })
+}
+
+fn openai_text(content: Option<&Value>) -> Result<String> {
+    match content {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => Ok(parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect()),
+        // Read as empty text, a number or an object would silently lose the reply.
+        Some(other) => Err(Error::protocol(format!(
+            "malformed openai response: message content is {}, not a string or an array",
+            json_type(other)
+        ))),
+    }
+}
+
+pub(super) fn call(i: usize, c: &Value) -> Result<Call> {
+    let bad = |what: &str| Error::protocol(format!("malformed openai response: tool_calls[{i}] {what}"));
+    let id = c.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or_else(|| bad("has no id"))?;
+    let f = c.get("function").ok_or_else(|| bad("has no function"))?;
+    let name = f.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or_else(|| bad("has no name"))?;
+    let (args, raw_args) = match f.get("arguments") {
+        None | Some(Value::Null) => (Ok(json!({})), String::new()),
+        Some(Value::String(s)) => (parse_args(s), s.clone()),
+        Some(obj @ Value::Object(_)) => (Ok(obj.clone()), obj.to_string()),
+        Some(other) => (Err(format!("arguments must be a JSON object, got {}", json_type(other))), other.to_string()),
+    };
+    Ok(Call { id: id.into(), name: name.into(), args, raw_args })
+}
+
+fn openai_usage(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (p, c) = (n("prompt_tokens"), n("completion_tokens"));
+    let t = n("total_tokens");
+    Usage { prompt_tokens: p, completion_tokens: c, total_tokens: if t > 0 { t } else { p + c } }
+}

@@ -1,0 +1,156 @@
+//! Tool turns in a stored transcript, either style: appending a turn's results, reading the
+//! calls and results back out, and balancing a transcript so every call has one result.
+
+use serde_json::{json, Value};
+
+use super::{anthropic, openai, Call};
+use crate::client::options::Style;
+use crate::error::{Error, Result};
+use crate::types::ToolResult;
+
+/// A result ready to enter the transcript: fresh from this run, or kept verbatim from it.
+pub(crate) enum Entry {
+    Fresh(String, ToolResult),
+    Verbatim(Value),
+}
+
+/// Appends one turn's results in the provider's tool-result shape.
+pub(crate) fn append_results(style: Style, messages: &mut Vec<Value>, entries: Vec<Entry>) {
+    match style {
+        Style::OpenAi => messages.extend(entries.into_iter().map(|e| match e {
+            Entry::Fresh(id, r) => json!({"role": "tool", "tool_call_id": id, "content": r.output}),
+            Entry::Verbatim(v) => v,
+        })),
+        Style::Anthropic => {
+            if entries.is_empty() {
+                return;
+            }
+            let blocks: Vec<Value> = entries
+                .into_iter()
+                .map(|e| match e {
+                    Entry::Fresh(id, r) => json!({
+                        "type": "tool_result", "tool_use_id": id, "content": r.output, "is_error": r.is_error}),
+                    Entry::Verbatim(v) => v,
+                })
+                .collect();
+            messages.push(json!({"role": "user", "content": blocks}));
+        }
+    }
+}
+
+/// The tool calls an assistant message carries (either style's shape), if any.
+pub(crate) fn calls_of(msg: &Value) -> Option<Vec<Call>> {
+    if msg.get("role").and_then(Value::as_str) != Some("assistant") {
+        return None;
+    }
+    if let Some(Value::Array(tcs)) = msg.get("tool_calls") {
+        let calls: Vec<Call> = tcs.iter().enumerate().filter_map(|(i, c)| openai::call(i, c).ok()).collect();
+        return (!calls.is_empty()).then_some(calls);
+    }
+    let Some(Value::Array(blocks)) = msg.get("content") else {
+        return None;
+    };
+    let calls: Vec<Call> = blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .filter_map(|(i, b)| anthropic::call(i, b).ok())
+        .collect();
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// The results (message or block, by call id) in the messages that directly answer a tool
+/// turn, and how many messages they span.
+pub(crate) fn results_after(messages: &[Value]) -> (Vec<(String, Value)>, usize) {
+    let mut found = Vec::new();
+    let mut used = 0;
+    for m in messages {
+        match m.get("role").and_then(Value::as_str) {
+            Some("tool") => {
+                let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("").to_string();
+                found.push((id, m.clone()));
+            }
+            Some("user") => {
+                let Some(Value::Array(blocks)) = m.get("content") else { break };
+                let results: Vec<&Value> =
+                    blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")).collect();
+                if results.is_empty() || results.len() != blocks.len() {
+                    break;
+                }
+                for b in results {
+                    let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("").to_string();
+                    found.push((id, b.clone()));
+                }
+                used += 1;
+                break;
+            }
+            _ => break,
+        }
+        used += 1;
+    }
+    (found, used)
+}
+
+/// The content of the last assistant message whose content is a string (openai shape).
+pub(crate) fn last_assistant_text(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .find_map(|m| m.get("content").and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The result text written for a call that never got one.
+pub(crate) const NO_RESULT: &str = "no result: the run stopped before this tool call completed";
+
+/// Checks that every entry of a caller's transcript is a message: an object with a string
+/// `role`. Anything else would reach the provider as garbage, so it is refused up front.
+pub(crate) fn check_history(messages: &[Value]) -> Result<()> {
+    for (i, m) in messages.iter().enumerate() {
+        if m.get("role").and_then(Value::as_str).is_none() {
+            let what = match m {
+                Value::Object(_) => "an object without a string \"role\"",
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                Value::Null => "null",
+            };
+            return Err(Error::invalid(format!("history[{i}] is not a message: it is {what}")));
+        }
+    }
+    Ok(())
+}
+
+/// Gives every tool call in a transcript exactly one result, in call order, so a provider
+/// never sees an unanswered call. Missing results become error results; duplicates and
+/// strays are dropped. Messages kept as they are move, uncloned.
+pub(crate) fn balance(style: Style, mut messages: Vec<Value>) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    let mut i = 0;
+    while i < messages.len() {
+        let calls = calls_of(&messages[i]);
+        out.push(std::mem::take(&mut messages[i]));
+        i += 1;
+        let Some(calls) = calls else { continue };
+        let (found, used) = results_after(&messages[i..]);
+        let results = i..i + used;
+        i += used;
+        let all_present = found.len() == calls.len() && calls.iter().zip(&found).all(|(c, (id, _))| *id == c.id);
+        if all_present {
+            out.extend(messages[results].iter_mut().map(std::mem::take));
+            continue;
+        }
+        let entries = calls
+            .iter()
+            .map(|c| match found.iter().find(|(id, _)| *id == c.id) {
+                Some((_, v)) => Entry::Verbatim(v.clone()),
+                None => Entry::Fresh(c.id.clone(), ToolResult::error(NO_RESULT)),
+            })
+            .collect();
+        append_results(style, &mut out, entries);
+    }
+    out
+}
