@@ -6,6 +6,8 @@
 #   make bench-transports  the same, over the engine's own transport and over reqwest, interleaved
 #   make header     regenerate include/toolnexus.h with the pinned cbindgen
 #   make c-install  install libtoolnexus, its header and toolnexus.pc under PREFIX (/usr/local)
+#   make fuzz       every fuzz target for FUZZ_SECONDS each (600); make fuzz-short is part of test
+#   make reliability  refresh docs/reliability.md's figures (fault suites, load, fuzzing, sanitizers, Miri)
 #   make help       this list
 
 CARGO ?= cargo
@@ -38,19 +40,24 @@ VALGRIND := valgrind --quiet --child-silent-after-fork=yes --leak-check=full --e
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test fmt-check clippy rust-tests spec-check bench bench-transports bench-mock header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests
+.PHONY: help demo test setup fmt-check clippy rust-tests spec-check bench bench-transports bench-mock header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests fuzz fuzz-short miri reliability
 
 help:
-	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
 
-test: fmt-check clippy rust-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests spec-check
+test: setup fmt-check clippy rust-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests spec-check fuzz-short miri
 	@echo "make test: all checks passed"
+
+# What the tests need beyond the registries, installed when missing (tests/setup.sh).
+setup:
+	tests/setup.sh
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
+	rustfmt --edition 2021 --check fuzz/src/*.rs fuzz/fuzz_targets/*.rs
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
@@ -78,6 +85,25 @@ go-tests:
 
 clojure-tests:
 	bindings-clojure/test.sh
+
+# The fuzz targets (fuzz/README.md): nightly and cargo-fuzz, pinned in fuzz/run.sh, which
+# installs them when missing. fuzz-short runs each target briefly from its committed seeds.
+FUZZ_SHORT_SECONDS ?= 5
+FUZZ_SECONDS ?= 600
+
+fuzz-short:
+	fuzz/run.sh $(FUZZ_SHORT_SECONDS)
+
+fuzz:
+	fuzz/run.sh $(FUZZ_SECONDS)
+
+# The core's pure modules under Miri (the nightly pinned in tests/nightly.env).
+miri:
+	tests/miri.sh
+
+# Refreshes the figures of docs/reliability.md: fault suites, load, fuzzing, sanitizers, Miri.
+reliability:
+	tests/reliability/report.sh
 
 bench-mock:
 	@test -d "$(BENCH_DIR)/mock" || { echo "make bench needs the shared bench harness at BENCH_DIR=$(BENCH_DIR)"; exit 1; }

@@ -274,6 +274,20 @@ async fn sizes_from_the_network_cannot_overflow_the_body_cap() {
 }
 
 #[tokio::test]
+async fn signed_sizes_and_endless_interim_responses_are_refused() {
+    for wire in [
+        "HTTP/1.1 200 OK\r\ncontent-length: +2\r\n\r\n{}".to_string(),
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n+2\r\n{}\r\n0\r\n\r\n".to_string(),
+        "HTTP/1.1 100 Continue\r\n\r\n".repeat(17) + "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}",
+    ] {
+        let bytes = wire.into_bytes();
+        let (url, _) = server(move |_, _| bytes.clone(), 1).await;
+        let e = Http1Transport::new().post(req(&url)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{e:?}");
+    }
+}
+
+#[tokio::test]
 async fn an_endless_head_is_refused() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/x", listener.local_addr().unwrap());

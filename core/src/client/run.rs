@@ -168,9 +168,10 @@ impl Client {
                 h.after_llm(AfterLlmEvent { response: response.clone(), model: st.model.clone(), turn }).await?;
             }
             let reply = wire::parse_reply(opts.style, response)?;
-            st.usage.prompt_tokens += reply.usage.prompt_tokens;
-            st.usage.completion_tokens += reply.usage.completion_tokens;
-            st.usage.total_tokens += reply.usage.total_tokens;
+            // Counts come from the provider: saturate rather than overflow.
+            st.usage.prompt_tokens = st.usage.prompt_tokens.saturating_add(reply.usage.prompt_tokens);
+            st.usage.completion_tokens = st.usage.completion_tokens.saturating_add(reply.usage.completion_tokens);
+            st.usage.total_tokens = st.usage.total_tokens.saturating_add(reply.usage.total_tokens);
             st.last_text = reply.text;
             if let Some(m) = reply.message {
                 st.messages.push(m);

@@ -9,6 +9,7 @@
 //! redirects, decompress, or go through proxies (supply a [`Transport`] for those).
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -27,6 +28,8 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 /// Most bytes reserved ahead of a `Content-Length` body: a large announced length is read
 /// into a growing buffer, so a server cannot make us allocate what it never sends.
 const MAX_RESERVE: usize = 1024 * 1024;
+/// Most interim (1xx) responses read before the real one.
+const MAX_INTERIM: usize = 16;
 /// Most response headers parsed.
 const MAX_HEADERS: usize = 96;
 
@@ -156,13 +159,19 @@ fn net(what: &str, e: impl std::fmt::Display) -> Error {
 
 /// The request head and body, as one buffer for one write.
 fn encode(target: &Target, request: &HttpRequest) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(256 + request.body.len());
-    out.extend_from_slice(b"POST ");
+    encode_with("POST", target, &request.headers, Some(&request.body))
+}
+
+/// A request of `method`; without a body it carries no `content-length`.
+fn encode_with(method: &str, target: &Target, headers: &[(String, String)], body: Option<&[u8]>) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(256 + body.map_or(0, <[u8]>::len));
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
     out.extend_from_slice(target.path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\nhost: ");
     out.extend_from_slice(target.host_header.as_bytes());
     out.extend_from_slice(b"\r\n");
-    for (k, v) in &request.headers {
+    for (k, v) in headers {
         if k.eq_ignore_ascii_case("host") || k.eq_ignore_ascii_case("content-length") {
             continue;
         }
@@ -178,8 +187,13 @@ fn encode(target: &Target, request: &HttpRequest) -> Result<Vec<u8>> {
         out.extend_from_slice(v.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    out.extend_from_slice(format!("content-length: {}\r\n\r\n", request.body.len()).as_bytes());
-    out.extend_from_slice(&request.body);
+    match body {
+        Some(body) => {
+            out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+            out.extend_from_slice(body);
+        }
+        None => out.extend_from_slice(b"\r\n"),
+    }
     Ok(out)
 }
 
@@ -216,6 +230,7 @@ impl Head {
 
 async fn read_head<S: AsyncRead + Unpin>(conn: &mut Conn<S>) -> std::result::Result<Head, Failure> {
     let mut seen_bytes = false;
+    let mut interim = 0;
     loop {
         let parsed = {
             let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -242,7 +257,12 @@ async fn read_head<S: AsyncRead + Unpin>(conn: &mut Conn<S>) -> std::result::Res
         if let Some((n, status, http10, headers)) = parsed {
             conn.consume(n);
             if (100..200).contains(&status) {
-                continue; // an interim response; the real one follows
+                // An interim response; the real one follows, unless a server sends only these.
+                interim += 1;
+                if interim > MAX_INTERIM {
+                    return Err(Failure::During(Error::protocol("too many interim (1xx) responses")));
+                }
+                continue;
             }
             let close = headers.iter().any(|(k, v)| k == "connection" && v.eq_ignore_ascii_case("close"));
             let keep = headers.iter().any(|(k, v)| k == "connection" && v.eq_ignore_ascii_case("keep-alive"));
@@ -268,8 +288,11 @@ async fn read_chunked<S: AsyncRead + Unpin>(conn: &mut Conn<S>, body: &mut Vec<u
         let line = conn.take_line(8 * 1024).await?;
         let text = String::from_utf8_lossy(&line);
         let size_hex = text.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size_hex, 16)
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "bad chunk size"))?;
+        // Hex digits only: from_str_radix would also take a sign.
+        let size = Some(size_hex)
+            .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| usize::from_str_radix(h, 16).ok())
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "bad chunk size"))?;
         if size == 0 {
             // Trailers, up to the empty line.
             while !conn.take_line(8 * 1024).await?.is_empty() {}
@@ -309,7 +332,11 @@ async fn read_body<S: AsyncRead + Unpin>(conn: &mut Conn<S>, head: &Head, body: 
         return Ok(head.keep_alive);
     }
     if let Some(len) = head.get("content-length") {
-        let n: usize = len.parse().map_err(|_| Error::protocol(format!("bad content-length {len:?}")))?;
+        // Digits only: parse would also take a sign.
+        let n: usize = Some(len)
+            .filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|l| l.parse().ok())
+            .ok_or_else(|| Error::protocol(format!("bad content-length {len:?}")))?;
         if n > MAX_BODY {
             return Err(Error::protocol("response body too large"));
         }
@@ -375,19 +402,34 @@ impl Http1Transport {
     }
 }
 
+impl Http1Transport {
+    /// One GET of `url` (for the `webfetch` built-in), with the same pooling, limits and
+    /// errors as a POST. Redirects are not followed: a 3xx comes back as it is.
+    pub async fn get(&self, url: &str, headers: &[(String, String)], timeout: Duration) -> Result<HttpResponse> {
+        // Not the cached target: a fetched URL must not displace the provider's.
+        let target = parse_url(url)?;
+        let wire = encode_with("GET", &target, headers, None)?;
+        bounded(timeout, self.exchange(&target, &wire)).await
+    }
+}
+
+async fn bounded(
+    timeout: Duration,
+    exchange: impl std::future::Future<Output = Result<HttpResponse>>,
+) -> Result<HttpResponse> {
+    match tokio::time::timeout(timeout, exchange).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::new(ErrorKind::Network, format!("request timed out after {} ms", timeout.as_millis()))),
+    }
+}
+
 impl Transport for Http1Transport {
     fn post(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse>> {
         let this = self.clone();
         Box::pin(async move {
             let target = this.target(&request.url)?;
             let wire = encode(&target, &request)?;
-            match tokio::time::timeout(request.timeout, this.exchange(&target, &wire)).await {
-                Ok(r) => r,
-                Err(_) => Err(Error::new(
-                    ErrorKind::Network,
-                    format!("request timed out after {} ms", request.timeout.as_millis()),
-                )),
-            }
+            bounded(request.timeout, this.exchange(&target, &wire)).await
         })
     }
 }

@@ -59,7 +59,7 @@ pub(super) fn parse(mut body: Value) -> Result<Reply> {
     let u = body.get("usage");
     let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
     let (p, c) = (n("input_tokens"), n("output_tokens"));
-    let usage = Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+    let usage = Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p.saturating_add(c) };
     let message = if kept.is_empty() { None } else { Some(json!({"role": "assistant", "content": kept})) };
     Ok(Reply { message, text, calls, usage })
 }

@@ -182,6 +182,19 @@ mod tests {
     }
 
     #[test]
+    fn an_openai_reply_is_recorded_as_the_assistant_whatever_role_it_names() {
+        for role in [json!("tool"), json!(null), json!(7)] {
+            let mut msg = json!({"content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "x", "arguments": "{}"}}]});
+            if !role.is_null() {
+                msg["role"] = role;
+            }
+            let r = parse_reply(Style::OpenAi, json!({"choices": [{"message": msg}]})).unwrap();
+            assert_eq!(r.message.unwrap()["role"], "assistant");
+        }
+    }
+
+    #[test]
     fn openai_reply_drops_an_empty_tool_calls_list() {
         let r = parse_reply(
             Style::OpenAi,

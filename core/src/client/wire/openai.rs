@@ -37,9 +37,12 @@ pub(super) fn parse(mut body: Value) -> Result<Reply> {
         }
     };
     let usage = body.get("usage").map(openai_usage).unwrap_or_default();
-    if calls.is_empty() {
-        // OpenAI refuses an assistant message whose tool_calls list is empty.
-        if let Some(m) = msg.as_object_mut() {
+    if let Some(m) = msg.as_object_mut() {
+        // What the model said is the assistant's turn, whatever role a provider wrote (or
+        // left out): recorded otherwise, its tool turn could not be found on resume.
+        m.insert("role".into(), Value::String("assistant".into()));
+        if calls.is_empty() {
+            // OpenAI refuses an assistant message whose tool_calls list is empty.
             m.remove("tool_calls");
         }
     }
@@ -78,5 +81,5 @@ fn openai_usage(u: &Value) -> Usage {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let (p, c) = (n("prompt_tokens"), n("completion_tokens"));
     let t = n("total_tokens");
-    Usage { prompt_tokens: p, completion_tokens: c, total_tokens: if t > 0 { t } else { p + c } }
+    Usage { prompt_tokens: p, completion_tokens: c, total_tokens: if t > 0 { t } else { p.saturating_add(c) } }
 }

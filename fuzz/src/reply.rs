@@ -1,0 +1,86 @@
+//! A reply body through the loop's reader, and what the README promises about what it
+//! records: no empty assistant message, no empty text block, tool calls with an id and a name
+//! and object arguments, and a transcript in which every call gets exactly one result.
+
+use serde_json::Value;
+use toolnexus::fuzzing::{self, ParsedCall, ParsedReply};
+use toolnexus::{ErrorKind, Style, ToolResult};
+
+/// Parses `body` as a 2xx reply in `style` and checks the result.
+pub fn check(style: Style, body: &[u8]) {
+    match fuzzing::parse_reply(style, body) {
+        Ok(reply) => check_reply(style, &reply),
+        // A body the engine cannot read is a protocol error, nothing else.
+        Err(e) => assert_eq!(e.kind(), ErrorKind::Protocol, "{e}"),
+    }
+}
+
+fn check_reply(style: Style, reply: &ParsedReply) {
+    for c in &reply.calls {
+        assert!(!c.id.is_empty() && !c.name.is_empty(), "a call without id or name: {c:?}");
+        if let Ok(args) = &c.args {
+            assert!(args.is_object(), "arguments that are not an object: {c:?}");
+        }
+    }
+    let Some(message) = &reply.message else {
+        assert!(reply.calls.is_empty(), "calls without a message to record them");
+        return;
+    };
+    assert!(message.is_object(), "a recorded message that is not an object");
+    // Whatever role a provider wrote, the recorded message is the assistant's turn.
+    assert_eq!(message["role"], "assistant");
+    match style {
+        Style::OpenAi => {
+            if reply.calls.is_empty() {
+                assert!(message.get("tool_calls").is_none(), "an empty tool_calls list is recorded");
+                assert!(!reply.text.is_empty(), "an empty assistant message is recorded");
+            }
+        }
+        Style::Anthropic => {
+            let blocks = message["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+            assert!(!blocks.is_empty(), "an empty assistant message is recorded");
+            for b in blocks {
+                if b.get("type").and_then(Value::as_str) == Some("text") {
+                    let text = b.get("text").and_then(Value::as_str).unwrap_or("");
+                    assert!(!text.trim().is_empty(), "a blank text block is recorded: {b}");
+                }
+            }
+        }
+    }
+    check_transcript(style, message, &reply.calls);
+}
+
+/// The reply recorded in a transcript, the way a resume reads it back and a provider sees it.
+fn check_transcript(style: Style, message: &Value, calls: &[ParsedCall]) {
+    let opening = serde_json::json!({"role": "user", "content": "hi"});
+    let recorded = vec![opening, message.clone()];
+    fuzzing::check_history(&recorded).unwrap_or_else(|e| panic!("the loop records a message it refuses: {e}"));
+    let read_back = fuzzing::calls_of(message).unwrap_or_default();
+    assert_eq!(read_back, calls, "the recorded message reads back as other calls");
+    if calls.is_empty() {
+        assert_eq!(fuzzing::balance(style, recorded.clone()), recorded);
+        return;
+    }
+    // Unanswered, balancing gives each call exactly one result, in call order.
+    let balanced = fuzzing::balance(style, recorded.clone());
+    assert_eq!(result_ids(&balanced[2..]), calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>());
+    // Answered as the loop answers them, the transcript is already balanced.
+    let mut answered = recorded;
+    let results = calls.iter().map(|c| (c.id.clone(), ToolResult::ok("done"))).collect();
+    fuzzing::append_results(style, &mut answered, results);
+    assert_eq!(fuzzing::balance(style, answered.clone()), answered, "a balanced transcript was changed");
+}
+
+/// The call ids the result messages (either style) answer, in order.
+fn result_ids(messages: &[Value]) -> Vec<String> {
+    let id = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut out = Vec::new();
+    for m in messages {
+        if m["role"] == "tool" {
+            out.push(id(m, "tool_call_id"));
+        } else if let Some(blocks) = m["content"].as_array() {
+            out.extend(blocks.iter().map(|b| id(b, "tool_use_id")));
+        }
+    }
+    out
+}
