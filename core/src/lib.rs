@@ -26,15 +26,22 @@
 //! ```
 
 mod answer;
+mod builtin;
 mod client;
 mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;
+mod http_tool;
+#[cfg(feature = "mcp")]
+pub mod mcp;
+mod pystr;
 mod redact;
 pub mod relay;
 pub mod scripted;
+pub mod skill;
+mod spec_json;
 mod tool;
 mod toolkit;
 mod transport;
@@ -45,6 +52,7 @@ pub use answer::{
     answer_declined, answer_output, answer_output_of, auth_required, new_request_id, pending, pending_of, suspend,
     PendingSpec, Reason, AUTH_REQUIRED_PROMPT,
 };
+pub use builtin::{builtin_shell, builtin_tools, builtins_enabled, create_builtin_tools, BuiltinsSpec};
 pub use client::{
     retry_after_seconds, Client, ClientOptions, RunInput, Style, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS,
     DEFAULT_RETRYABLE_STATUSES,
@@ -54,7 +62,14 @@ pub use hooks::{
     AfterLlmEvent, AfterToolEvent, BeforeLlmEvent, BeforeToolEvent, BodyTransform, ErrorInfo, HookFuture, HookName,
     HookSet, HookTable, Hooks, JsonHooks, JsonHooksAdapter, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
 };
+pub use http_tool::{
+    expand_env_headers, http_tool, BodyMode, HttpToolSpec, ResultMode, DEFAULT_HTTP_TIMEOUT_MS, HTTP_TOOL_KEYS,
+};
 pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
+pub use skill::{
+    list_skills, load_skills, SkillCatalog, SkillDef, SkillInfo, SkillInventory, SkillOrigin, SkillProvider, SkillSkip,
+    SkillsSpec, SkipReason, SKILLS_SPEC_KEYS,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
 pub use toolkit::{builtins_warning, Declarations, DuplicateNames, Toolkit, BUILTIN_TOOL_NAMES};

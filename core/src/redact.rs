@@ -30,8 +30,14 @@ pub(crate) struct Secrets {
 impl Secrets {
     /// The secrets of a run: its API key and its configured headers.
     pub fn of(key: Option<&str>, headers: &[(String, String)]) -> Secrets {
+        Secrets::of_values(key.into_iter().chain(headers.iter().map(|(_, v)| v.as_str())))
+    }
+
+    /// The secrets of any list of values (header values, values expanded from the
+    /// environment), by the same rule as [`Secrets::of`].
+    pub fn of_values<'a>(values: impl IntoIterator<Item = &'a str>) -> Secrets {
         let mut s = Secrets::default();
-        for value in key.into_iter().chain(headers.iter().map(|(_, v)| v.as_str())) {
+        for value in values {
             let value = value.trim();
             s.add(value);
             if let Some((_, credential)) = value.split_once(char::is_whitespace) {

@@ -43,7 +43,7 @@ fn rss_kb() -> u64 {
 async fn one(inline: &Client, durable: &Client, tk: &Toolkit, i: usize) -> Result<(), String> {
     let prompt = format!("run-{i}");
     let want = format!("done: {prompt}");
-    let (r, mut records) = if i % 2 == 0 {
+    let (r, mut records) = if i.is_multiple_of(2) {
         (inline.run(&prompt, Some(tk)).await.map_err(|e| e.to_string())?, Vec::new())
     } else {
         let halted = durable.run(&prompt, Some(tk)).await.map_err(|e| e.to_string())?;

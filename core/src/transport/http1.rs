@@ -373,7 +373,9 @@ pub(crate) async fn read_response_from<S: AsyncRead + Unpin>(io: S) -> Result<(H
 }
 
 impl Http1Transport {
-    async fn exchange(&self, target: &Target, wire: &[u8]) -> Result<HttpResponse> {
+    /// `bodyless`: the answer to a `HEAD` carries no body whatever its headers announce; such
+    /// a connection is not pooled, so nothing it might still send is read as a later answer.
+    async fn exchange(&self, target: &Target, wire: &[u8], bodyless: bool) -> Result<HttpResponse> {
         // A pooled connection the server already closed fails before any response byte;
         // then, and only then, the request goes again on a fresh connection.
         let mut reused = self.inner.pool.take(&target.origin);
@@ -387,6 +389,9 @@ impl Http1Transport {
             let read = match sent {
                 Err(_) if was_reused => continue,
                 Err(e) => return Err(net("sending the request failed", e)),
+                Ok(()) if bodyless => read_head(&mut conn).await.map(|head| {
+                    (HttpResponse { status: head.status, headers: head.headers, body: Bytes::new() }, false)
+                }),
                 Ok(()) => read_response(&mut conn).await,
             };
             let (response, reusable) = match read {
@@ -406,10 +411,26 @@ impl Http1Transport {
     /// One GET of `url` (for the `webfetch` built-in), with the same pooling, limits and
     /// errors as a POST. Redirects are not followed: a 3xx comes back as it is.
     pub async fn get(&self, url: &str, headers: &[(String, String)], timeout: Duration) -> Result<HttpResponse> {
-        // Not the cached target: a fetched URL must not displace the provider's.
+        self.send("GET", url, headers, None, timeout).await
+    }
+
+    /// One request of any `method` (upper case, a token as RFC 9110 defines it), for HTTP
+    /// tools. Same pooling, limits and errors as a POST; redirects are not followed.
+    pub async fn send(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<HttpResponse> {
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
+            return Err(Error::invalid(format!("not an HTTP method: {method:?}")));
+        }
+        // Not the cached target: a tool's URL must not displace the provider's.
         let target = parse_url(url)?;
-        let wire = encode_with("GET", &target, headers, None)?;
-        bounded(timeout, self.exchange(&target, &wire)).await
+        let wire = encode_with(method, &target, headers, body)?;
+        bounded(timeout, self.exchange(&target, &wire, method == "HEAD")).await
     }
 }
 
@@ -429,7 +450,7 @@ impl Transport for Http1Transport {
         Box::pin(async move {
             let target = this.target(&request.url)?;
             let wire = encode(&target, &request)?;
-            bounded(request.timeout, this.exchange(&target, &wire)).await
+            bounded(request.timeout, this.exchange(&target, &wire, false)).await
         })
     }
 }
