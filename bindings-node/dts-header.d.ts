@@ -97,3 +97,25 @@ export declare class HostError extends ToolnexusError {}
 export declare class InternalError extends ToolnexusError {}
 export declare class ReentrantError extends ToolnexusError {}
 
+
+/**
+ * The built-in tools' switch and settings: `false`, `{disabled: true}` or `{enabled: false}`
+ * turn the source off; `tools` turns single tools off (`{bash: false}`); `root` confines the
+ * file tools (and `bash`'s working directory) to one folder; `baseDir` + `confineToBaseDir`
+ * are upstream's spelling of it; `shell` is the argv prefix `bash` runs commands with.
+ * An unknown key or a mistyped value is an `InvalidArgumentError`.
+ */
+export type BuiltinsConfig =
+  | boolean
+  | {
+      enabled?: boolean
+      disabled?: boolean
+      tools?: Record<string, boolean>
+      root?: string
+      baseDir?: string
+      confineToBaseDir?: boolean
+      shell?: string[]
+    }
+
+/** An MCP server's state after loading. */
+export type McpStatus = 'connected' | 'disabled' | 'failed'

@@ -97,6 +97,29 @@ export declare class HostError extends ToolnexusError {}
 export declare class InternalError extends ToolnexusError {}
 export declare class ReentrantError extends ToolnexusError {}
 
+
+/**
+ * The built-in tools' switch and settings: `false`, `{disabled: true}` or `{enabled: false}`
+ * turn the source off; `tools` turns single tools off (`{bash: false}`); `root` confines the
+ * file tools (and `bash`'s working directory) to one folder; `baseDir` + `confineToBaseDir`
+ * are upstream's spelling of it; `shell` is the argv prefix `bash` runs commands with.
+ * An unknown key or a mistyped value is an `InvalidArgumentError`.
+ */
+export type BuiltinsConfig =
+  | boolean
+  | {
+      enabled?: boolean
+      disabled?: boolean
+      tools?: Record<string, boolean>
+      root?: string
+      baseDir?: string
+      confineToBaseDir?: boolean
+      shell?: string[]
+    }
+
+/** An MCP server's state after loading. */
+export type McpStatus = 'connected' | 'disabled' | 'failed'
+
 /** A configured model client. Cheap to share; runs may overlap. */
 export declare class Client {
   /** Runs `prompt` (with `toolkit`, continuing `history`) through the tool-calling loop. */
@@ -106,6 +129,38 @@ export declare class Client {
    * `history` is the halted result's `messages`. No new user turn is added.
    */
   runWithAnswer(toolkit: Toolkit | null | undefined, history: any[], pending: Request, answer: Answer, options?: ResumeOptions): Promise<RunResult>
+}
+
+/** A running MCP server (`Toolkit.serveMcp`). */
+export declare class McpServer {
+  /** The MCP endpoint, `http://<addr>/mcp`. */
+  get url(): string
+  /** The names of the tools it exposes. */
+  get tools(): Array<string>
+  /** Stops listening and ends every open connection. */
+  close(): Promise<void>
+}
+
+/** The tools of the MCP servers of a config, outside a toolkit (`loadMcp`). */
+export declare class McpSource {
+  /** Every connected server's tools, named `<server>_<tool>`. */
+  get tools(): Array<Tool>
+  /** Every configured server's status. */
+  get status(): Record<string, McpStatus>
+  /** Ends every connection (the tools answer with an error from then on). */
+  close(): Promise<void>
+}
+
+/** The skills of a `loadSkills` call: the `skill` tool and the system-prompt catalog. */
+export declare class SkillSource {
+  /** The exposed skills by name. */
+  get skills(): Record<string, SkillInfo>
+  /** The `skill` tool (source `skill`); absent only when no source was given at all. */
+  get tool(): Tool | undefined
+  /** Every candidate refused while loading, with its reason. */
+  get skipped(): Array<SkillSkip>
+  /** The Markdown catalog for the system prompt. */
+  prompt(): string
 }
 
 /** A tool: its declaration and, unless it is a relay tool, its `run`. */
@@ -141,8 +196,27 @@ export declare class Toolkit {
   toAnthropic(): any[]
   /** The Gemini declarations: `[{functionDeclarations: [...]}]`. */
   toGemini(): any[]
-  /** Releases the toolkit's resources (it holds no connections today). */
+  /**
+   * The skill catalog for the system prompt (empty without a skill source). A run appends
+   * it to the client's system prompt by itself.
+   */
+  skillsPrompt(): string
+  /** Each configured MCP server's status by name, as it was when the toolkit was built. */
+  mcpStatus(): Record<string, McpStatus>
+  /**
+   * Stops the MCP servers the toolkit started (their tools answer with an error from then
+   * on); closing again does nothing. A process also exits without it.
+   */
   close(): Promise<void>
+  /**
+   * Serves the toolkit's tools as an MCP server (streamable HTTP at `http://<addr>/mcp`,
+   * default `127.0.0.1:0`). Without `tools`, every runnable tool but the built-ins that
+   * touch files or run commands is exposed; `token` makes every request carry
+   * `Authorization: Bearer <token>` (required off loopback); browser origins other than
+   * the server's own are refused unless listed in `allowedOrigins`. The server keeps the
+   * process alive until `close()`.
+   */
+  serveMcp(opts?: McpServeOptions | undefined | null): Promise<McpServer>
 }
 
 /** The resolution of a Request (wire keys). */
@@ -167,8 +241,20 @@ export declare function answerDeclined(id: string, reason?: 'declined' | 'cancel
  */
 export declare function answerOutput(id: string, output: string): Answer
 
+/**
+ * The MCP `ElicitResult` for a resolved Answer: `ok` ⇒ `accept` with its `data`,
+ * `reason: "declined"` ⇒ `decline`, anything else ⇒ `cancel`.
+ */
+export declare function answerToElicitResult(answer: Answer): { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
+
 /** An `authorization` suspension at a login `url`. */
 export declare function authRequired(url: string, prompt?: string | undefined | null): ToolResult
+
+/**
+ * Whether the built-in source is on (default on; `disabled: true` wins, then
+ * `enabled: false`).
+ */
+export declare function builtinsEnabled(cfg?: BuiltinsConfig): boolean
 
 /**
  * `createClient` options (the JS port's names; defaults as upstream). The type the
@@ -244,10 +330,21 @@ export interface ClientOptions {
   fetch?: (url: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Response | Promise<Response>
 }
 
+/**
+ * All ten built-in tools, whatever the toggles say, in upstream's order (`bash, read, write,
+ * edit, grep, glob, webfetch, question, apply_patch, todowrite`); `cfg` may set where they
+ * act (`root`, `baseDir`) and the `shell`.
+ */
+export declare function createBuiltinTools(cfg?: BuiltinsConfig): Tool[]
+
 /** Builds a client. Bad options throw an `InvalidArgumentError`. */
 export declare function createClient(options: ClientOptions): Client
 
-/** Builds a toolkit (async, as in the JS port). */
+/**
+ * Builds a toolkit from its sources (async, as in the JS port): MCP servers' tools, the
+ * `skill` tool, the built-ins, then `extraTools`. What loading noticed (a server that
+ * failed, a duplicate name) is emitted as warnings.
+ */
 export declare function createToolkit(opts?: ToolkitOptions | undefined | null): Promise<Toolkit>
 
 /**
@@ -264,6 +361,12 @@ export interface DefineToolOptions {
   /** `native` (default), `custom`, `http`, `mcp`, `skill`, `builtin` or `a2a`. */
   source?: string
 }
+
+/**
+ * The Request for an MCP `elicitation/create` request's params: kind `authorization` with
+ * the `url` in URL mode, else kind `input` with the schema in `data.schema`.
+ */
+export declare function elicitationToRequest(params: Record<string, unknown>): Request
 
 /** One failed model call, as `onError` sees it. */
 export interface ErrorInfoEvent {
@@ -283,6 +386,111 @@ export interface ExecuteContext {
   answer?: Answer
   /** The id the tool sees as `ctx.callId`. */
   callId?: string
+}
+
+/**
+ * `headers` with each `${NAME}` in a value replaced from the environment (an unset
+ * variable by nothing); `undefined` for no headers.
+ */
+export declare function expandEnvHeaders(headers?: Record<string, string>): Record<string, string> | undefined
+
+/**
+ * The tools an MCP server of `tools` would expose with the serve options `cfg` (upstream's
+ * `exposedMcpTools`, with the engine's rule: without `cfg.tools`, the built-ins that touch
+ * files or run commands are left out).
+ */
+export declare function exposedMcpTools(tools: Array<Tool | ToolLike>, cfg?: McpServeOptions): Tool[]
+
+/**
+ * Wraps an HTTP endpoint as a tool (source `http`): a non-2xx answer or a network failure
+ * is an error result.
+ */
+export declare function httpTool(opts: HttpToolOptions): Tool
+
+/** `httpTool` options (read by the engine). */
+export interface HttpToolOptions {
+  name: string
+  description: string
+  /** Any case; sent upper-cased. */
+  method: string
+  /** `http://` or `https://`; `{name}` placeholders are filled from the arguments. */
+  url: string
+  /** Static headers; `${ENV_VAR}` in a value expands from the environment at call time. */
+  headers?: Record<string, string>
+  /** Arguments sent in the query string whatever the method (a GET sends them all there). */
+  query?: Array<string>
+  /** How the other arguments are sent (default `json`). */
+  body?: 'json' | 'form' | 'raw'
+  inputSchema?: Record<string, unknown>
+  /** Milliseconds one call may take (default 30000). */
+  timeout?: number
+  /** What a 2xx answer becomes (default `text`). */
+  resultMode?: 'text' | 'json' | 'status+text'
+}
+
+/**
+ * Connects to every enabled server, lists its tools and disconnects: nothing is left
+ * running. A failed server is isolated (status `failed`, a warning).
+ */
+export declare function listMcpTools(input: string | Record<string, unknown>, opts?: { signal?: AbortSignal }): Promise<McpInventory>
+
+/**
+ * Discovers and validates skills without exposing any: the unfiltered inventory and every
+ * refusal with its reason.
+ */
+export declare function listSkills(input: string | string[] | LoadSkillsOptions): Promise<SkillInventory>
+
+/**
+ * Connects to every enabled server and converts its tools. A failed server is isolated
+ * (status `failed`, a warning); only an aborted `signal` rejects.
+ */
+export declare function loadMcp(input: string | Record<string, unknown>, opts?: LoadMcpOptions): Promise<McpSource>
+
+/** `listMcpTools` / `loadMcp` options. */
+export interface LoadMcpOptions {
+  /** Where servers' elicitations go (`loadMcp` only). */
+  waitFor?: (request: Request) => Answer | null | undefined | Promise<Answer | null | undefined>
+  /** Aborts the load: every server started so far is stopped. */
+  signal?: AbortSignal
+}
+
+/**
+ * Discovers skills (folders and/or data), applies the filter and builds the `skill` tool.
+ * Async here: the engine reads the folders off the JS thread.
+ */
+export declare function loadSkills(input: string | string[] | LoadSkillsOptions): Promise<SkillSource>
+
+/** `loadSkills` / `listSkills` options (read by the engine). */
+export interface LoadSkillsOptions {
+  dirs?: string | string[]
+  skills?: SkillDef[]
+  /** Which skills are exposed: any `true` makes an allowlist, only `false`s a drop-list. */
+  filter?: Record<string, boolean>
+  /** The `<skill_files>` sample size: 0 the default (10), n > 0 at most n, -1 none. */
+  sampleLimit?: number
+}
+
+/** What a list-only pass found. */
+export interface McpInventory {
+  /** Each connected server's full tool list, unfiltered by its `tools` filter. */
+  tools: Record<string, ToolInfo[]>
+  status: Record<string, McpStatus>
+}
+
+/** `Toolkit.serveMcp` options (read by the engine). */
+export interface McpServeOptions {
+  /** `host:port` (default `127.0.0.1:0`, an ephemeral loopback port). */
+  addr?: string
+  /** `serverInfo.name` (default `toolnexus`). */
+  name?: string
+  /** `serverInfo.version` (default `0.1.0`). */
+  version?: string
+  /** Exactly these tools (names the toolkit lacks are a warning). */
+  tools?: Array<string>
+  /** The bearer token every request must carry; required off loopback. */
+  token?: string
+  /** Browser origins allowed besides the server's own (`scheme://host:port`). */
+  allowedOrigins?: Array<string>
 }
 
 /**
@@ -374,6 +582,55 @@ export interface RunResult {
 /** Replaces every character outside `[a-zA-Z0-9_-]` with `_`, as tool names are made. */
 export declare function sanitize(value: string): string
 
+/**
+ * The built-in tools `cfg` selects: none when the source is off, else the ten less those
+ * `cfg.tools` turns off. Throws a `ConfigError` when `bash` is kept and no shell exists.
+ */
+export declare function selectBuiltins(cfg?: BuiltinsConfig): Tool[]
+
+/** A skill supplied as data. */
+export interface SkillDef {
+  name: string
+  /** Shown in the catalog; a skill without one is loadable but not listed. */
+  description?: string
+  content: string
+  /** Logical resource names listed in the `<skill_files>` block. */
+  resources?: Array<string>
+  /** The logical base shown to the model (default `skill://<name>/`). */
+  base?: string
+}
+
+/** A discovered skill. */
+export interface SkillInfo {
+  name: string
+  description?: string
+  /** The absolute path of its SKILL.md, or a data skill's logical base. */
+  location: string
+  /** The instructions (after the front matter). */
+  content: string
+  /** `fs`: from a skills folder; `logical`: supplied as data. */
+  origin: 'fs' | 'logical'
+  /** A data skill's resources. */
+  resources?: Array<string>
+  /** A data skill's logical base. */
+  base?: string
+}
+
+/** Every skill the sources hold and every refusal, unfiltered. */
+export interface SkillInventory {
+  skills: Array<SkillInfo>
+  skipped: Array<SkillSkip>
+}
+
+/** A candidate that did not become a skill. */
+export interface SkillSkip {
+  /** The SKILL.md path, or a data skill's base. */
+  location: string
+  reason: 'missing-name' | 'malformed-frontmatter' | 'duplicate-name' | 'unreadable'
+  /** The parser's or the file system's own message (show it, never match on it). */
+  detail: string
+}
+
 /** The Anthropic declarations of `tools` (as `Toolkit.toAnthropic`). */
 export declare function toAnthropic(tools: Array<Tool | ToolLike>): any[]
 
@@ -389,19 +646,67 @@ export interface ToolCallRecord {
   metadata?: Record<string, unknown>
 }
 
-/** `createToolkit` options. */
+/**
+ * One listed tool, under the server's own name (the TypeScript shape of what `listMcpTools`
+ * builds as JSON).
+ */
+export interface ToolInfo {
+  name: string
+  description: string
+  inputSchema: Record<string, unknown>
+}
+
+/**
+ * `createToolkit` options (the JS port's names). The type the declarations show; the data
+ * options are read and checked by the engine.
+ */
 export interface ToolkitOptions {
   /**
-   * The JS port's built-in toolset switch (`false`, `{disabled: true}`, `{enabled: false}`
-   * turn it off). The engine ships no built-in tools yet, so a toolkit holds only the
-   * tools given to it either way, and asking for them (the default) emits a warning.
+   * MCP servers: a config object (`{mcpServers: {...}}`, `{servers}`, `{mcp}` or the bare
+   * server map) or the path of a JSON file. Their tools come first, named
+   * `<server>_<tool>`; a server that fails is skipped with a warning (see `mcpStatus`).
    */
-  builtins?: boolean | { disabled?: boolean; enabled?: boolean; tools?: Record<string, boolean> }
+  mcpConfig?: string | Record<string, unknown>
+  /** Folders searched for `**\/SKILL.md`. */
+  skillsDir?: string | string[]
+  /** Skills supplied as data, after the folders' ones. */
+  skills?: SkillDef[]
+  /** Data skills computed when the toolkit is built; a failure is a warning. */
+  skillProvider?: () => SkillDef[] | Promise<SkillDef[]>
+  /** Which skills are exposed: any `true` makes an allowlist, only `false`s a drop-list. */
+  skillsFilter?: Record<string, boolean>
+  /** The `<skill_files>` sample size: 0 the default (10), n > 0 at most n, -1 none. */
+  skillSampleLimit?: number
+  /** Skills dropped by name (an explicit `skillsFilter` entry wins). */
+  disableSkills?: Array<string>
+  /** Tools dropped by their final name, whatever their source. */
+  disableTools?: Array<string>
   /**
-   * The tools: from `defineTool` or `relayTool`, or objects shaped like the JS port's
-   * `Tool` interface.
+   * The built-in tools (on by default): `false`, `{disabled: true}` or `{enabled: false}`
+   * turn them off, `{tools: {bash: false}}` drops some, `root` confines the file tools to
+   * one folder. A host tool of the same name replaces a built-in.
+   */
+  builtins?: BuiltinsConfig
+  /** Which of the tools sharing a name is kept (default `keep_first`). */
+  duplicates?: 'keep_first' | 'keep_last'
+  /** Remote A2A agents: not in this build (a non-empty list is an error). */
+  agents?: never[]
+  /**
+   * The host's tools: from `defineTool`, `relayTool` or `httpTool`, or objects shaped
+   * like the JS port's `Tool` interface.
    */
   extraTools?: Array<Tool | ToolLike>
+  /**
+   * Where MCP servers' questions to the user (elicitation) go: a form becomes a Request of
+   * kind `input`, a URL one of kind `authorization`. Absent, servers are told the client
+   * cannot answer.
+   */
+  waitFor?: (request: Request) => Answer | null | undefined | Promise<Answer | null | undefined>
+  /**
+   * Aborts the MCP load (every server started so far is stopped); the Promise rejects
+   * with an `AbortError`.
+   */
+  signal?: AbortSignal
 }
 
 /** What a tool hands back to the model. */

@@ -12,6 +12,8 @@ command -v "$python" >/dev/null 2>&1 || python=python3
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements-test.txt"
+# The official MCP SDK (its client drives MCP serve; its fixture server feeds MCP loading), pinned by hash.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes -r "$repo/tests/mcp/requirements.txt"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$here"
 
 cd "$here"

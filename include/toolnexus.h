@@ -95,6 +95,9 @@ typedef struct tn_cancel tn_cancel;
 // progress keep what they use alive. One client may run many times, concurrently.
 typedef struct tn_client tn_client;
 
+// An opaque running MCP server (`tn_mcp_serve`), stopped by `tn_mcp_server_free`.
+typedef struct tn_mcp_server tn_mcp_server;
+
 // An opaque set of tools. Made by `tn_toolkit_new`, released by `tn_toolkit_free`; a run in
 // progress keeps what it uses alive.
 typedef struct tn_toolkit tn_toolkit;
@@ -315,6 +318,182 @@ int32_t tn_cancel_fire(const struct tn_cancel *cancel,
 // `cancel` is NULL or a pointer this library returned.
 void tn_cancel_free(struct tn_cancel *cancel);
 
+// Lists the skills of `options_json` (upstream's `list_skills` options: `dirs`, `skills`)
+// without exposing any, to author a filter from: writes `{"skills": [SkillInfo], "skipped":
+// [{"location", "reason", "detail"}], "warnings": [...]}` to `*inventory_out`. Blocks while
+// the folders are read.
+//
+// # Safety
+// `options_json` is a NUL-terminated string; `inventory_out` must be writable.
+int32_t tn_skills_list(const char *options_json,
+                       char **inventory_out,
+                       char **error_out);
+
+// Writes the skills a toolkit exposes to `*skills_out`: `{"skills": [SkillInfo], "skipped":
+// [...]}` (empty without a skill source).
+//
+// # Safety
+// `toolkit` is a pointer this library returned; `skills_out` must be writable.
+int32_t tn_toolkit_skills(const struct tn_toolkit *toolkit,
+                          char **skills_out,
+                          char **error_out);
+
+// Writes the server entries of an MCP config, as written, to `*servers_out` (upstream's
+// `parse_mcp_config`): `config` is a JSON object, or (when `is_path` is non-zero) the path of
+// a JSON file.
+//
+// # Safety
+// `config` is a NUL-terminated string; `servers_out` must be writable.
+int32_t tn_mcp_config_servers(const char *config,
+                              int32_t is_path,
+                              char **servers_out,
+                              char **error_out);
+
+// Connects to every enabled server of an MCP config (as for `tn_mcp_config_servers`), lists
+// its tools and disconnects: writes `{"tools": {server: [{name, description,
+// input_schema}]}, "status": {server: status}, "warnings": [...]}` to `*inventory_out`.
+// Blocks; `cancel` (may be NULL), fired, stops it with `TN_ERR_CANCELLED`.
+//
+// # Safety
+// Pointers as documented; `cancel` is NULL or a live `tn_cancel`.
+int32_t tn_mcp_list_tools(const char *config,
+                          int32_t is_path,
+                          const struct tn_cancel *cancel,
+                          char **inventory_out,
+                          char **error_out);
+
+// Expands `${NAME}` in each value of `headers_json` (an object of strings) from the
+// environment (an unset name becomes empty) and writes the object to `*headers_out`. The
+// values may be secrets: the library never logs them.
+//
+// # Safety
+// `headers_json` is a NUL-terminated string; `headers_out` must be writable.
+int32_t tn_expand_env_headers(const char *headers_json,
+                              char **headers_out,
+                              char **error_out);
+
+// The Request an MCP server's elicitation becomes (`params_json`: the `elicitation/create`
+// params; a form is kind `input`, a URL kind `authorization`), written to `*request_out`.
+//
+// # Safety
+// `params_json` is a NUL-terminated string; `request_out` must be writable.
+int32_t tn_elicitation_request(const char *params_json,
+                               char **request_out,
+                               char **error_out);
+
+// What an MCP server is told for the host's answer (`answer_json`: an Answer, or `null` for
+// none): `{"action": "accept" | "decline" | "cancel", "content"?}`, written to `*result_out`.
+//
+// # Safety
+// `answer_json` is a NUL-terminated string; `result_out` must be writable.
+int32_t tn_elicit_result(const char *answer_json,
+                         char **result_out,
+                         char **error_out);
+
+// Which of a toolkit's tools MCP serve would expose with `tools_json` (an array of names, or
+// `null` for the default: all but relay tools and the command and file built-ins): writes
+// `{"tools": [names], "warnings": [...]}` to `*exposed_out`.
+//
+// # Safety
+// `toolkit` is a pointer this library returned; `tools_json` a NUL-terminated string;
+// `exposed_out` writable.
+int32_t tn_mcp_exposed_tools(const struct tn_toolkit *toolkit,
+                             const char *tools_json,
+                             char **exposed_out,
+                             char **error_out);
+
+// Writes the skill source's fixed texts to `*texts_out`: `{"preamble", "tool_description",
+// "no_skills"}` (the system-prompt preamble, the `skill` tool's description, and the prompt
+// when no skill has a description), for ports that export them as constants.
+//
+// # Safety
+// `texts_out` must be writable.
+int32_t tn_skill_texts(char **texts_out,
+                       char **error_out);
+
+// Makes a toolkit from its sources, as the ports' `create_toolkit` does: the MCP servers'
+// tools, then the `skill` tool, then the built-in tools (all ten unless `builtins` says
+// otherwise), then the host's `tools`; a host tool named like a built-in replaces it, and
+// `disable_tools` drops tools by their final name.
+//
+// `spec_json` is an object: `tools` (the host's tools, entries as for `tn_toolkit_new`),
+// and the toolkit options `mcp_config` (a config object or a file path), `skills_dir`,
+// `skills`, `skills_filter`, `skill_sample_limit`, `disable_skills`, `builtins`,
+// `disable_tools`, `duplicates` (see the core's `ToolkitSpec`). A server that fails to start
+// is isolated: its status is `failed` and a warning says why (`tn_toolkit_warnings`).
+// Blocks while the servers start; `cancel` (may be NULL), fired, aborts that with
+// `TN_ERR_CANCELLED`. Refused with `TN_ERR_REENTRANT` inside a callback. The servers run
+// until `tn_toolkit_close`, or until the toolkit is freed and no run uses it.
+//
+// # Safety
+// As `tn_toolkit_new`; `cancel` is NULL or a live `tn_cancel`.
+int32_t tn_toolkit_create(const char *spec_json,
+                          tn_tool_fn tool_fn,
+                          void *user_data,
+                          tn_free_fn free_user_data,
+                          const struct tn_cancel *cancel,
+                          struct tn_toolkit **out,
+                          char **error_out);
+
+// Writes the toolkit's skill catalog for the system prompt to `*prompt_out` (empty without
+// a skill source). A run already appends it to the client's system prompt.
+//
+// # Safety
+// `toolkit` is a pointer this library returned; `prompt_out` must be writable.
+int32_t tn_toolkit_skills_prompt(const struct tn_toolkit *toolkit,
+                                 char **prompt_out,
+                                 char **error_out);
+
+// Writes every configured MCP server's status to `*status_out`, as a JSON object of name to
+// `"connected"`, `"disabled"` or `"failed"` (`{}` without servers).
+//
+// # Safety
+// `toolkit` is a pointer this library returned; `status_out` must be writable.
+int32_t tn_toolkit_mcp_status(const struct tn_toolkit *toolkit,
+                              char **status_out,
+                              char **error_out);
+
+// Stops the toolkit's MCP servers (each gets a moment to exit, then its process group is
+// killed); their tools answer with an error from then on. Closing again does nothing. The
+// handle stays valid until `tn_toolkit_free`. Blocks; refused with `TN_ERR_REENTRANT`
+// inside a callback.
+//
+// # Safety
+// `toolkit` is a pointer this library returned.
+int32_t tn_toolkit_close(const struct tn_toolkit *toolkit,
+                         char **error_out);
+
+// Serves `toolkit` as an MCP server over streamable HTTP. `options_json` may be NULL (the
+// defaults) or an object: `addr` (`host:port`, default `127.0.0.1:0`, any address off
+// loopback only with a `token`), `name`, `version`, `tools` (expose exactly these; without
+// it the command and file built-ins and relay tools are left out), `token` (the bearer
+// token every request must carry), `allowed_origins`. `tn_mcp_server_info` tells the URL.
+//
+// # Safety
+// `toolkit` is a pointer this library returned; `options_json` NULL or a NUL-terminated
+// string; `out` writable.
+int32_t tn_mcp_serve(const struct tn_toolkit *toolkit,
+                     const char *options_json,
+                     struct tn_mcp_server **out,
+                     char **error_out);
+
+// Writes `{"url", "tools", "warnings"}` of a running MCP server to `*info_out`: its
+// endpoint, the names of the tools it exposes, and what serving warned about (a `tools`
+// name the toolkit lacks).
+//
+// # Safety
+// `server` is a pointer this library returned; `info_out` must be writable.
+int32_t tn_mcp_server_info(const struct tn_mcp_server *server,
+                           char **info_out,
+                           char **error_out);
+
+// Stops the server (it stops accepting, and open connections end) and releases it. NULL,
+// or a handle already freed, is ignored.
+//
+// # Safety
+// `server` is NULL or a pointer this library returned.
+void tn_mcp_server_free(struct tn_mcp_server *server);
+
 // Writes to `*json_out` every error kind, in code order, as a JSON array of
 // `{"name", "code", "retryable"}`: `code` is the kind's `TN_ERR_*` status (0, `TN_OK`, is no
 // kind), `name` the stable name an error JSON's `"kind"` carries, `retryable` whether the
@@ -336,7 +515,9 @@ int32_t tn_hook_bits(char **json_out,
 // Makes a toolkit.
 //
 // `tools_json` is an array of `{"name", "description", "input_schema", "source"?, "relay"?,
-// "host_ref"?}`, or `{"tools": [...], "duplicates"?: "keep_first" | "keep_last"}`. Names are
+// "host_ref"?}` or `{"http": {...}}` (an HTTP tool the engine runs itself: `name`,
+// `description`, `method`, `url` with `{arg}` placeholders, `headers` (`${ENV}` expanded),
+// `query`, `body`, `input_schema`, `timeout_ms`, `result_mode`), or `{"tools": [...], "duplicates"?: "keep_first" | "keep_last"}`. Names are
 // sanitised to `[a-zA-Z0-9_-]`; of tools sharing a name the first is kept (or the last, in the
 // first one's place, with `keep_last`), and each dropped one is a warning
 // (`tn_toolkit_warnings`); a relay tool named like a built-in tool (`bash`, `read`, ...) is
@@ -374,6 +555,17 @@ int32_t tn_toolkit_warnings(const struct tn_toolkit *toolkit,
 int32_t tn_toolkit_host_refs(const struct tn_toolkit *toolkit,
                              char **refs_out,
                              char **error_out);
+
+// Writes to `*tools_out` every tool the toolkit kept, in order, as a JSON array of
+// `{"name", "description", "input_schema", "source", "relay", "host_ref"}` (`source` is
+// `mcp`, `skill`, `builtin`, `native`, `http`, `relay`, ...; `host_ref` is `null` for a tool
+// given without one, and for every tool the engine made itself).
+//
+// # Safety
+// `toolkit` is a pointer this library returned; `tools_out` must be writable.
+int32_t tn_toolkit_tools(const struct tn_toolkit *toolkit,
+                         char **tools_out,
+                         char **error_out);
 
 // Releases a toolkit. NULL, or a handle already freed, is ignored.
 //

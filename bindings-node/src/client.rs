@@ -140,16 +140,7 @@ impl Client {
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
         let token = CancellationToken::new();
         let id = keepalive::next_id();
-        let watch = match signal {
-            Some(s) => Some(AbortWatch::attach(env, &s, token.clone(), id).map_err(|e| {
-                // A throw of the host's own (a getter, addEventListener) stays its own.
-                if e.status == Status::PendingException {
-                    return e;
-                }
-                throw(env, invalid(format!("{func}: options.signal must be an AbortSignal")))
-            })?),
-            None => None,
-        };
+        let watch = watch_signal(env, signal, token.clone(), id, func, "options.signal")?;
         let client = self.inner.clone();
         let run = async move {
             let resume = match start.resume {
@@ -185,15 +176,40 @@ impl Client {
     }
 }
 
+/// Fires `token` when `signal` (the argument `path` of `func`) aborts; `id`: the run, kept
+/// working from the abort until it settles.
+pub(crate) fn watch_signal(
+    env: &Env,
+    signal: Option<Object<'_>>,
+    token: CancellationToken,
+    id: u64,
+    func: &str,
+    path: &str,
+) -> napi::Result<Option<AbortWatch>> {
+    let Some(s) = signal else { return Ok(None) };
+    AbortWatch::attach(env, &s, token, id).map(Some).map_err(|e| {
+        // A throw of the host's own (a getter, addEventListener) stays its own.
+        if e.status == Status::PendingException {
+            return e;
+        }
+        throw(env, invalid(format!("{func}: {path} must be an AbortSignal")))
+    })
+}
+
 /// An `abort` listener on the host's signal, removed when the run settles.
-struct AbortWatch {
+pub(crate) struct AbortWatch {
     signal: ObjectRef<false>,
     listener: ObjectRef<false>,
 }
 
 impl AbortWatch {
     /// `id`: the run, which keeps the process alive from the abort until it settles.
-    fn attach(env: &Env, signal: &Object<'_>, token: CancellationToken, id: u64) -> napi::Result<AbortWatch> {
+    pub(crate) fn attach(
+        env: &Env,
+        signal: &Object<'_>,
+        token: CancellationToken,
+        id: u64,
+    ) -> napi::Result<AbortWatch> {
         if signal.get::<bool>("aborted")?.unwrap_or(false) {
             token.cancel();
         }
@@ -210,7 +226,7 @@ impl AbortWatch {
     }
 
     /// Removes the listener; the signal's `reason` when it was aborted.
-    fn finish<'e>(self, env: &'e Env) -> napi::Result<Option<Unknown<'e>>> {
+    pub(crate) fn finish<'e>(self, env: &'e Env) -> napi::Result<Option<Unknown<'e>>> {
         let signal = self.signal.get_value(env)?;
         let listener = self.listener.get_value(env)?;
         let remove: Function<FnArgs<(&str, Object)>, Unknown> = signal.get_named_property("removeEventListener")?;

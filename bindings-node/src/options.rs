@@ -96,32 +96,56 @@ const HOST_FUNCTIONS: [&str; 5] = ["hooks", "waitFor", "onError", "bodyTransform
 /// Host objects the engine only needs to know were given (it warns that they do nothing yet).
 const HOST_OBJECTS: [&str; 2] = ["store", "onMetric"];
 
+/// The keys of the options object `o` as JSON, named as the user wrote them, for the engine
+/// to read: `undefined` ones left out, those of `skip` (host values) too, and those of
+/// `given` as whether they are set (`true` unless `null`). `func` and `what` name the object
+/// in a conversion error.
+pub fn plain_json(
+    env: &Env,
+    o: &Object<'_>,
+    func: &str,
+    what: &str,
+    skip: &[&str],
+    given: &[&str],
+) -> napi::Result<serde_json::Map<String, Value>> {
+    let mut plain = serde_json::Map::new();
+    let names = o.get_property_names()?;
+    for i in 0..names.get_array_length()? {
+        let key: String = names.get_element(i)?;
+        if skip.contains(&key.as_str()) {
+            continue;
+        }
+        let value: Unknown = o.get_named_property(&key)?;
+        let json = match value.get_type()? {
+            ValueType::Undefined => continue,
+            _ if given.contains(&key.as_str()) => Value::Bool(!matches!(value.get_type()?, ValueType::Null)),
+            _ => json_value(env, value, func, &format!("{what}.{key}"))?,
+        };
+        plain.insert(key, json);
+    }
+    Ok(plain)
+}
+
+/// A JS value as JSON for the engine to read. JSON has no NaN or Infinity: they reach the
+/// engine as their names, to be refused.
+pub fn json_value(env: &Env, value: Unknown<'_>, func: &str, path: &str) -> napi::Result<Value> {
+    Ok(match value.get_type()? {
+        ValueType::Undefined => Value::Null,
+        ValueType::Number => match value.coerce_to_number()?.get_double()? {
+            n if n.is_finite() => serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
+            n => Value::String(format!("{n}")),
+        },
+        _ => arg::<Json>(env, value, func, path, "JSON data")?.0,
+    })
+}
+
 /// The engine options for the `createClient` options object `o`, with what reading them
 /// warned about. Must run on the JS thread (it wraps the host functions).
 pub fn engine_options(
     env: &Env,
     o: &Object<'_>,
 ) -> napi::Result<engine::Result<engine::Parsed<engine::ClientOptions>>> {
-    let mut plain = serde_json::Map::new();
-    let names = o.get_property_names()?;
-    for i in 0..names.get_array_length()? {
-        let key: String = names.get_element(i)?;
-        if HOST_FUNCTIONS.contains(&key.as_str()) {
-            continue;
-        }
-        let value: Unknown = o.get_named_property(&key)?;
-        let json = match value.get_type()? {
-            ValueType::Undefined => continue,
-            _ if HOST_OBJECTS.contains(&key.as_str()) => Value::Bool(!matches!(value.get_type()?, ValueType::Null)),
-            // JSON has no NaN or Infinity: they reach the engine as their names, to be refused.
-            ValueType::Number => match value.coerce_to_number()?.get_double()? {
-                n if n.is_finite() => serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
-                n => Value::String(format!("{n}")),
-            },
-            _ => arg::<Json>(env, value, "createClient", &format!("options.{key}"), "JSON data")?.0,
-        };
-        plain.insert(key, json);
-    }
+    let plain = plain_json(env, o, "createClient", "options", &HOST_FUNCTIONS, &HOST_OBJECTS)?;
     let mut parsed = match engine::ClientOptions::from_json(&Value::Object(plain)) {
         Ok(p) => p,
         Err(e) => return Ok(Err(e)),

@@ -1,31 +1,82 @@
-//! `createToolkit` and the `Toolkit` class: the engine's toolkit (first name wins, relay
-//! names checked against the built-ins) with the JS port's methods.
+//! `createToolkit` and the `Toolkit` class: the engine's toolkit, built from its sources by
+//! the engine (MCP servers, skills, built-ins, the host's tools; `Toolkit::create`), with the
+//! JS port's methods. The options that are plain data go to the engine as JSON, named as the
+//! user wrote them; only the host's own values (tools, `skillProvider`, `waitFor`, `signal`)
+//! are wrapped here.
 
 use std::sync::{Arc, RwLock};
 
-use napi::bindgen_prelude::{Array, Either, PromiseRaw, Unknown};
-use napi::{Env, JsValue};
+use napi::bindgen_prelude::{Array, Either, Function, JsObjectValue, Object, PromiseRaw, Unknown};
+use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::args::{arg, optional_object_arg, type_of};
-use crate::convert::ToolResult;
-use crate::error::{invalid, throw};
+use crate::args::{arg, check_function, optional_object_arg, type_of};
+use crate::call::{call, callback, Callback, MaybePromise};
+use crate::callbacks::JsWaitFor;
+use crate::client::watch_signal;
+use crate::convert::{Json, Request, ToolResult};
+use crate::error::{invalid, throw, to_js};
+use crate::keepalive;
+use crate::options::plain_json;
 use crate::tool::{tool_arg, tool_context, ExecuteContext, Tool};
 
-/// `createToolkit` options.
+/// `createToolkit` options (the JS port's names). The type the declarations show; the data
+/// options are read and checked by the engine.
 #[napi(object, object_to_js = false)]
+#[allow(dead_code)]
 pub struct ToolkitOptions<'a> {
-    /// The JS port's built-in toolset switch (`false`, `{disabled: true}`, `{enabled: false}`
-    /// turn it off). The engine ships no built-in tools yet, so a toolkit holds only the
-    /// tools given to it either way, and asking for them (the default) emits a warning.
-    #[napi(ts_type = "boolean | { disabled?: boolean; enabled?: boolean; tools?: Record<string, boolean> }")]
+    /// MCP servers: a config object (`{mcpServers: {...}}`, `{servers}`, `{mcp}` or the bare
+    /// server map) or the path of a JSON file. Their tools come first, named
+    /// `<server>_<tool>`; a server that fails is skipped with a warning (see `mcpStatus`).
+    #[napi(ts_type = "string | Record<string, unknown>")]
+    pub mcp_config: Option<Value>,
+    /// Folders searched for `**/SKILL.md`.
+    #[napi(ts_type = "string | string[]")]
+    pub skills_dir: Option<Value>,
+    /// Skills supplied as data, after the folders' ones.
+    #[napi(ts_type = "SkillDef[]")]
+    pub skills: Option<Value>,
+    /// Data skills computed when the toolkit is built; a failure is a warning.
+    #[napi(ts_type = "() => SkillDef[] | Promise<SkillDef[]>")]
+    pub skill_provider: Option<Unknown<'a>>,
+    /// Which skills are exposed: any `true` makes an allowlist, only `false`s a drop-list.
+    #[napi(ts_type = "Record<string, boolean>")]
+    pub skills_filter: Option<Value>,
+    /// The `<skill_files>` sample size: 0 the default (10), n > 0 at most n, -1 none.
+    pub skill_sample_limit: Option<f64>,
+    /// Skills dropped by name (an explicit `skillsFilter` entry wins).
+    pub disable_skills: Option<Vec<String>>,
+    /// Tools dropped by their final name, whatever their source.
+    pub disable_tools: Option<Vec<String>>,
+    /// The built-in tools (on by default): `false`, `{disabled: true}` or `{enabled: false}`
+    /// turn them off, `{tools: {bash: false}}` drops some, `root` confines the file tools to
+    /// one folder. A host tool of the same name replaces a built-in.
+    #[napi(ts_type = "BuiltinsConfig")]
     pub builtins: Option<Value>,
-    /// The tools: from `defineTool` or `relayTool`, or objects shaped like the JS port's
-    /// `Tool` interface.
+    /// Which of the tools sharing a name is kept (default `keep_first`).
+    #[napi(ts_type = "'keep_first' | 'keep_last'")]
+    pub duplicates: Option<String>,
+    /// Remote A2A agents: not in this build (a non-empty list is an error).
+    #[napi(ts_type = "never[]")]
+    pub agents: Option<Value>,
+    /// The host's tools: from `defineTool`, `relayTool` or `httpTool`, or objects shaped
+    /// like the JS port's `Tool` interface.
     #[napi(ts_type = "Array<Tool | ToolLike>")]
     pub extra_tools: Option<Unknown<'a>>,
+    /// Where MCP servers' questions to the user (elicitation) go: a form becomes a Request of
+    /// kind `input`, a URL one of kind `authorization`. Absent, servers are told the client
+    /// cannot answer.
+    #[napi(ts_type = "(request: Request) => Answer | null | undefined | Promise<Answer | null | undefined>")]
+    pub wait_for: Option<Unknown<'a>>,
+    /// Aborts the MCP load (every server started so far is stopped); the Promise rejects
+    /// with an `AbortError`.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Unknown<'a>>,
 }
+
+/// The options that are the host's own values, not data.
+const HOST_KEYS: [&str; 4] = ["extraTools", "skillProvider", "waitFor", "signal"];
 
 /// An ordered set of uniquely named tools, with provider schema adapters.
 #[napi]
@@ -45,7 +96,7 @@ impl Toolkit {
 }
 
 /// The tools of an array argument `what` of `func`, each a [`Tool`] or a tool object.
-fn tools_arg(env: &Env, value: Unknown, func: &str, what: &str) -> napi::Result<Vec<engine::Tool>> {
+pub(crate) fn tools_arg(env: &Env, value: Unknown, func: &str, what: &str) -> napi::Result<Vec<engine::Tool>> {
     if !value.is_array()? {
         let message = format!("{func}: {what} must be an array of tools, got {}", type_of(value));
         return Err(throw(env, invalid(message)));
@@ -60,23 +111,85 @@ fn tools_arg(env: &Env, value: Unknown, func: &str, what: &str) -> napi::Result<
     Ok(tools)
 }
 
-/// Builds a toolkit (async, as in the JS port).
+/// `skillProvider()`: data skills, or a Promise of them, read by the engine.
+struct JsSkillProvider(Arc<Callback<(), Json>>);
+
+impl engine::SkillProvider for JsSkillProvider {
+    fn skills(&self) -> engine::HookFuture<Vec<engine::SkillDef>> {
+        let f = self.0.clone();
+        Box::pin(async move {
+            let Json(skills) = call(&f, ()).await?;
+            let spec = engine::SkillsSpec::from_json(&serde_json::json!({ "skills": skills }))?;
+            Ok(spec.value.skills.unwrap_or_default())
+        })
+    }
+}
+
+/// `opts[key]`, unless `undefined` or `null`.
+fn given<'e>(o: &Object<'e>, key: &str) -> napi::Result<Option<Unknown<'e>>> {
+    let v: Unknown = o.get_named_property(key)?;
+    Ok((!matches!(v.get_type()?, ValueType::Undefined | ValueType::Null)).then_some(v))
+}
+
+/// An optional `AbortSignal` option `path` of `func`.
+pub(crate) fn signal_option<'e>(env: &Env, o: &Object<'e>, func: &str, path: &str) -> napi::Result<Option<Object<'e>>> {
+    match given(o, "signal")? {
+        None => Ok(None),
+        Some(v) if v.get_type()? == ValueType::Object => Ok(Some(Object::from_raw(env.raw(), v.raw()))),
+        Some(_) => Err(throw(env, invalid(format!("{func}: {path} must be an AbortSignal")))),
+    }
+}
+
+/// `waitFor` of an options object, as the engine's trait.
+pub(crate) fn wait_for_option(
+    env: &Env,
+    o: &Object<'_>,
+    func: &str,
+    path: &str,
+) -> napi::Result<Option<Arc<dyn engine::WaitFor>>> {
+    let Some(f) = given(o, "waitFor")? else { return Ok(None) };
+    check_function(env, f.raw(), func, path)?;
+    let f: Function<Request, MaybePromise<Option<Value>>> = o.get_named_property("waitFor")?;
+    Ok(Some(Arc::new(JsWaitFor(callback(f)?))))
+}
+
+/// Builds a toolkit from its sources (async, as in the JS port): MCP servers' tools, the
+/// `skill` tool, the built-ins, then `extraTools`. What loading noticed (a server that
+/// failed, a duplicate name) is emitted as warnings.
 #[napi(ts_args_type = "opts?: ToolkitOptions | undefined | null", ts_return_type = "Promise<Toolkit>")]
 pub fn create_toolkit<'e>(env: &'e Env, opts: Unknown<'e>) -> napi::Result<PromiseRaw<'e, Toolkit>> {
-    let opts: Option<ToolkitOptions> = optional_object_arg(env, opts, "createToolkit", "opts")?;
-    let (builtins, extra) = opts.map_or((None, None), |o| (o.builtins, o.extra_tools));
-    let tools = match extra {
-        Some(list) if !matches!(type_of(list), "undefined" | "null") => {
-            tools_arg(env, list, "createToolkit", "opts.extraTools")?
+    const F: &str = "createToolkit";
+    let opts: Option<Object> = optional_object_arg(env, opts, F, "opts")?;
+    let mut host = engine::ToolkitHost::default();
+    let mut plain = serde_json::Map::new();
+    let mut signal = None;
+    if let Some(o) = &opts {
+        if let Some(list) = given(o, "extraTools")? {
+            host.extra_tools = tools_arg(env, list, F, "opts.extraTools")?;
         }
-        _ => Vec::new(),
-    };
-    let mut tk = engine::Toolkit::new(tools).map_err(|e| throw(env, e))?;
-    let mut warnings: Vec<_> = engine::builtins_warning(&builtins.unwrap_or(Value::Null)).into_iter().collect();
-    warnings.extend(tk.take_warnings());
-    crate::warning::emit(env, &warnings)?;
-    let toolkit = Toolkit { inner: RwLock::new(Arc::new(tk)) };
-    env.spawn_future(async move { Ok(toolkit) })
+        if let Some(f) = given(o, "skillProvider")? {
+            check_function(env, f.raw(), F, "opts.skillProvider")?;
+            let f: Function<(), MaybePromise<Json>> = o.get_named_property("skillProvider")?;
+            host.skill_provider = Some(Arc::new(JsSkillProvider(callback(f)?)));
+        }
+        host.wait_for = wait_for_option(env, o, F, "opts.waitFor")?;
+        signal = signal_option(env, o, F, "opts.signal")?;
+        plain = plain_json(env, o, F, "opts", &HOST_KEYS, &[])?;
+    }
+    let spec = engine::ToolkitSpec::from_json(&Value::Object(plain)).map_err(|e| throw(env, e))?;
+    crate::warning::emit(env, &spec.warnings)?;
+    let id = keepalive::next_id();
+    let watch = watch_signal(env, signal, host.cancel.clone(), id, F, "opts.signal")?;
+    let work = engine::Toolkit::create(spec.value, host);
+    keepalive::spawn(env, id, work, move |env, built| {
+        let cause = match watch {
+            Some(w) => w.finish(env)?,
+            None => None,
+        };
+        let mut tk = built.map_err(|e| to_js(env, e, cause))?;
+        crate::warning::emit(env, &tk.take_warnings())?;
+        Ok(Toolkit { inner: RwLock::new(Arc::new(tk)) })
+    })
 }
 
 /// The engine's toolkit for a list of tools, for the free adapter functions.
@@ -177,9 +290,39 @@ impl Toolkit {
         self.snapshot().to_gemini()
     }
 
-    /// Releases the toolkit's resources (it holds no connections today).
+    /// The skill catalog for the system prompt (empty without a skill source). A run appends
+    /// it to the client's system prompt by itself.
+    #[napi]
+    pub fn skills_prompt(&self) -> String {
+        self.snapshot().skills_prompt().to_string()
+    }
+
+    /// Each configured MCP server's status by name, as it was when the toolkit was built.
+    #[napi(ts_return_type = "Record<string, McpStatus>")]
+    pub fn mcp_status(&self) -> serde_json::Map<String, Value> {
+        crate::mcp::status_json(&self.snapshot().mcp_status())
+    }
+
+    /// Stops the MCP servers the toolkit started (their tools answer with an error from then
+    /// on); closing again does nothing. A process also exits without it.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
-        env.spawn_future(async { Ok(()) })
+        let toolkit = self.snapshot();
+        keepalive::spawn(env, keepalive::next_id(), async move { toolkit.close().await }, |_, ()| Ok(()))
+    }
+
+    /// Serves the toolkit's tools as an MCP server (streamable HTTP at `http://<addr>/mcp`,
+    /// default `127.0.0.1:0`). Without `tools`, every runnable tool but the built-ins that
+    /// touch files or run commands is exposed; `token` makes every request carry
+    /// `Authorization: Bearer <token>` (required off loopback); browser origins other than
+    /// the server's own are refused unless listed in `allowedOrigins`. The server keeps the
+    /// process alive until `close()`.
+    #[napi(ts_args_type = "opts?: McpServeOptions | undefined | null", ts_return_type = "Promise<McpServer>")]
+    pub fn serve_mcp<'e>(
+        &self,
+        env: &'e Env,
+        opts: Unknown<'e>,
+    ) -> napi::Result<PromiseRaw<'e, crate::mcp::McpServer>> {
+        crate::mcp::serve(env, self.snapshot(), opts)
     }
 }

@@ -234,9 +234,19 @@ impl Drop for Polling {
     }
 }
 
-/// A run's future; its output is the outcome as JSON text, decoded by `json.loads` on the
-/// Python side.
-type RunFuture = Pin<Box<dyn Future<Output = Result<String, Error>> + Send>>;
+/// A run's future and its outcome.
+type RunFuture = Pin<Box<dyn Future<Output = Result<Outcome, Error>> + Send>>;
+
+/// Builds a Python object from an engine value, under the GIL, once the future is done.
+pub type MakePy = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+
+/// What a run's future gives the Python side.
+pub enum Outcome {
+    /// JSON text, decoded by `json.loads` on the Python side.
+    Text(String),
+    /// An object (a toolkit, an MCP source or server), made under the GIL.
+    Object(MakePy),
+}
 
 /// Wakes one event loop from any thread without the GIL: a woken run is queued here and, when
 /// the queue was empty, one byte goes down a socket pair whose read end the loop watches
@@ -245,6 +255,15 @@ type RunFuture = Pin<Box<dyn Future<Output = Result<String, Error>> + Send>>;
 pub struct LoopWaker {
     queue: Arc<WakeQueue>,
     reader: UnixStream,
+    /// The loop it wakes, weakly: the package keeps one waker per loop, keyed weakly by it.
+    event_loop: Py<PyWeakrefReference>,
+}
+
+impl LoopWaker {
+    /// The loop this waker serves, unless it is gone.
+    pub fn event_loop<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        self.event_loop.bind(py).upgrade()
+    }
 }
 
 struct WakeQueue {
@@ -276,7 +295,8 @@ impl LoopWaker {
         writer.set_nonblocking(true)?;
         let fd = reader.as_raw_fd();
         let queue = Arc::new(WakeQueue { ready: Mutex::new(Vec::new()), writer });
-        let waker = Py::new(py, LoopWaker { queue, reader })?;
+        let weak_loop = PyWeakrefReference::new(&event_loop)?.unbind();
+        let waker = Py::new(py, LoopWaker { queue, reader, event_loop: weak_loop })?;
         event_loop.call_method1("add_reader", (fd, waker.getattr(py, "_ready")?))?;
         Ok(waker)
     }
@@ -307,15 +327,24 @@ struct TaskInner {
     fut: Mutex<Option<RunFuture>>,
     waker: Mutex<Option<Waker>>,
     scheduled: AtomicBool,
-    /// Held weakly: its awaiting task holds it (and, through its coroutine, this run's handle),
-    /// so a strong reference would make a cycle the garbage collector cannot see through.
-    future: Py<PyWeakrefReference>,
+    /// Where the outcome goes.
+    sink: Sink,
     cancel: CancellationToken,
     /// The caller's `cancel` event (an `asyncio.Event`), if it passed one; weakly, as
     /// `future`: the client's watcher Task waits on it and holds this run's handle. Only an
     /// object without weak references is held strongly.
     cancel_event: Option<EventRef>,
     queue: Arc<WakeQueue>,
+}
+
+/// Where a run's outcome goes.
+pub enum Sink {
+    /// An asyncio future, held weakly: its awaiting task holds it (and, through its
+    /// coroutine, this run's handle), so a strong reference would make a cycle the garbage
+    /// collector cannot see through.
+    Future(Py<PyWeakrefReference>),
+    /// An engine task waiting on another thread (a tool call hopped onto the loop).
+    Rust(Mutex<Option<oneshot::Sender<Result<String, Error>>>>),
 }
 
 /// How a run holds its caller's cancel event.
@@ -377,6 +406,32 @@ impl RunTask {
         cancel_event: Option<Py<PyAny>>,
         fut: impl Future<Output = Result<String, Error>> + Send + 'static,
     ) -> PyResult<RunTask> {
+        let sink = Sink::Future(PyWeakrefReference::new(future.bind(py))?.unbind());
+        RunTask::start_with(py, waker, sink, cancel, cancel_event, async move { fut.await.map(Outcome::Text) })
+    }
+
+    /// [`RunTask::start`] for a future that makes a Python object: `future` gets the object.
+    pub fn start_object(
+        py: Python<'_>,
+        waker: &LoopWaker,
+        future: Py<PyAny>,
+        cancel: CancellationToken,
+        cancel_event: Option<Py<PyAny>>,
+        fut: impl Future<Output = Result<MakePy, Error>> + Send + 'static,
+    ) -> PyResult<RunTask> {
+        let sink = Sink::Future(PyWeakrefReference::new(future.bind(py))?.unbind());
+        RunTask::start_with(py, waker, sink, cancel, cancel_event, async move { fut.await.map(Outcome::Object) })
+    }
+
+    /// [`RunTask::start`] settling `sink`.
+    pub fn start_with(
+        py: Python<'_>,
+        waker: &LoopWaker,
+        sink: Sink,
+        cancel: CancellationToken,
+        cancel_event: Option<Py<PyAny>>,
+        fut: impl Future<Output = Result<Outcome, Error>> + Send + 'static,
+    ) -> PyResult<RunTask> {
         // An event set before the run starts: the engine sees a cancelled token and sends nothing.
         if let Some(event) = &cancel_event {
             if event.call_method0(py, intern!(py, "is_set"))?.is_truthy(py)? {
@@ -387,7 +442,7 @@ impl RunTask {
             fut: Mutex::new(Some(Box::pin(fut))),
             waker: Mutex::new(None),
             scheduled: AtomicBool::new(false),
-            future: PyWeakrefReference::new(future.bind(py))?.unbind(),
+            sink,
             cancel,
             cancel_event: cancel_event.map(|e| EventRef::new(e.into_bound(py))),
             queue: waker.queue.clone(),
@@ -424,12 +479,28 @@ impl TaskInner {
         self.settle(py, out);
     }
 
-    fn settle(&self, py: Python<'_>, out: Result<String, Error>) {
+    fn settle(&self, py: Python<'_>, out: Result<Outcome, Error>) {
+        let future = match &self.sink {
+            Sink::Rust(tx) => {
+                if let Some(tx) = tx.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    let _ = tx.send(out.and_then(|o| match o {
+                        Outcome::Text(text) => Ok(text),
+                        Outcome::Object(_) => Err(Error::new(ErrorKind::Internal, "an object for an engine task")),
+                    }));
+                }
+                return;
+            }
+            Sink::Future(future) => future,
+        };
         // Nobody is left to read the outcome when the future is gone.
-        let Some(future) = self.future.bind(py).upgrade() else { return };
+        let Some(future) = future.bind(py).upgrade() else { return };
         let settle = || -> PyResult<()> {
             let (ok, value) = match out {
-                Ok(text) => (true, PyString::new(py, &text).into_any().unbind()),
+                Ok(Outcome::Text(text)) => (true, PyString::new(py, &text).into_any().unbind()),
+                Ok(Outcome::Object(make)) => match make(py) {
+                    Ok(obj) => (true, obj),
+                    Err(e) => (false, e.into_value(py).into_any()),
+                },
                 Err(e) => (false, to_py_err(py, e).into_value(py).into_any()),
             };
             crate::host::bridge_fn(py, "resolve")?.call1(py, (future, ok, value))?;

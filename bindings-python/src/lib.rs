@@ -10,6 +10,8 @@ mod convert;
 mod error;
 mod host;
 mod http;
+mod mcp;
+mod sources;
 mod toolkit;
 mod vocab;
 
@@ -28,7 +30,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bridge::_after_fork_child, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::sanitize, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::parse_retry_after, m)?)?;
-    m.add_function(wrap_pyfunction!(vocab::builtins_warning, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::auth_required, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::relay_execute, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::relay_calls_of, m)?)?;
@@ -48,5 +49,30 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vocab::normalize_answer, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::relay_answer_dict, m)?)?;
     m.add_function(wrap_pyfunction!(http::http_post, m)?)?;
+    m.add_class::<sources::EngineTool>()?;
+    m.add_class::<sources::HopStart>()?;
+    m.add_function(wrap_pyfunction!(sources::create_builtin_tools, m)?)?;
+    m.add_function(wrap_pyfunction!(sources::select_builtins, m)?)?;
+    m.add_function(wrap_pyfunction!(sources::builtins_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(sources::builtin_shell, m)?)?;
+    m.add("BUILTIN_TOOL_NAMES", engine::BUILTIN_TOOL_NAMES.to_vec())?;
+    m.add_function(wrap_pyfunction!(sources::http_tool, m)?)?;
+    m.add("DEFAULT_HTTP_TIMEOUT_MS", engine::DEFAULT_HTTP_TIMEOUT_MS)?;
+    m.add_function(wrap_pyfunction!(sources::expand_env_headers, m)?)?;
+    m.add_function(wrap_pyfunction!(sources::load_skills, m)?)?;
+    m.add_function(wrap_pyfunction!(sources::list_skills, m)?)?;
+    m.add("SKILL_TOOL_DESCRIPTION", engine::skill::SKILL_TOOL_DESCRIPTION)?;
+    m.add("SKILLS_PROMPT_PREAMBLE", engine::skill::SKILLS_PROMPT_PREAMBLE)?;
+    m.add_function(wrap_pyfunction!(toolkit::create_toolkit, m)?)?;
+    m.add_class::<mcp::PyMcpSource>()?;
+    m.add_class::<mcp::PyMcpServer>()?;
+    m.add_function(wrap_pyfunction!(mcp::load_mcp, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::list_mcp_tools, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::elicitation_request, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::elicit_result, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::serve, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::parse_mcp_config, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp::exposed_tools, m)?)?;
+    m.add("MCP_PATH", engine::mcp::MCP_PATH)?;
     Ok(())
 }

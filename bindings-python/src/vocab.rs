@@ -32,17 +32,6 @@ pub fn http_error_message(status: u16, text: &str) -> String {
     engine::http_error_message(status, text)
 }
 
-/// The engine's warning for a toolkit's `builtins` option, as `[(code, message)]`.
-#[pyfunction]
-#[pyo3(signature = (builtins=None))]
-pub fn builtins_warning(builtins: Option<Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
-    let value = match builtins {
-        Some(b) => from_py(&b)?,
-        None => Value::Null,
-    };
-    Ok(engine::builtins_warning(&value).into_iter().map(|w| (w.code.to_string(), w.message)).collect())
-}
-
 /// The delay-seconds a `Retry-After` value asks for, or `None` (the engine backs off instead).
 #[pyfunction]
 pub fn parse_retry_after(value: Option<&str>) -> Option<u64> {

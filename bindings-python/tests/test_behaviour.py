@@ -95,10 +95,20 @@ def test_toolkit_api() -> None:
             pass
         with pytest.raises(ValueError, match="collides with a built-in tool"):
             await toolkit(tn.relay_tool("bash", "no"))
-        with pytest.raises(NotImplementedError):
-            await tn.create_toolkit(mcp_config={"mcpServers": {}})
-        with pytest.warns(UserWarning, match="built-in tools"):
-            await tn.create_toolkit(extra_tools=[])
+        # The sources are the engine's: an empty MCP config connects nothing, the built-ins
+        # are on by default, an unknown option is refused naming it, A2A is not in this build.
+        empty = await tn.create_toolkit(mcp_config={"mcpServers": {}}, builtins=False)
+        assert (empty.tools(), empty.mcp_status(), empty.skills_prompt()) == ([], {}, "")
+        full = await tn.create_toolkit()
+        assert [t.name for t in full.tools()] == tn.builtin.BUILTIN_TOOL_NAMES
+        read = full.get("read")
+        assert read is not None and read.source == "builtin"
+        full.register(tn.define_tool(lambda: "z", name="zz", description="d"))
+        assert full.get("read") is read and full.get("zz") is not None
+        with pytest.raises(tn.InvalidArgumentError, match="builtins.nope"):
+            await tn.create_toolkit(builtins={"nope": True})
+        with pytest.raises(tn.InvalidArgumentError, match="agents"):
+            await tn.create_toolkit(agents=[{"name": "peer"}])
 
     asyncio.run(main())
 

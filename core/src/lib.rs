@@ -72,7 +72,9 @@ pub use skill::{
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
-pub use toolkit::{builtins_warning, Declarations, DuplicateNames, Toolkit, BUILTIN_TOOL_NAMES};
+pub use toolkit::{
+    Declarations, DuplicateNames, Toolkit, ToolkitHost, ToolkitSpec, BUILTIN_TOOL_NAMES, TOOLKIT_SPEC_KEYS,
+};
 pub use transport::{Http1Transport, HttpRequest, HttpResponse, Transport};
 pub use types::{
     Answer, JsonObject, Request, RunResult, RunStatus, ToolCallRecord, ToolContext, ToolResult, Usage, LIMIT_MAX_TURNS,

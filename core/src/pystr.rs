@@ -114,7 +114,7 @@ fn repr_of(v: &Value) -> String {
 }
 
 /// Python's `repr()` of a string: single quotes unless only double quotes avoid escaping.
-fn repr_str(s: &str) -> String {
+pub(crate) fn repr_str(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::types::json_type;
 
-/// `timeoutMs` → `timeout_ms`.
-fn snake_case(key: &str) -> String {
+/// `timeoutMs` → `timeout_ms` (the client options are read by the same rule).
+pub(crate) fn snake_case(key: &str) -> String {
     let mut out = String::with_capacity(key.len() + 4);
     for c in key.chars() {
         if c.is_ascii_uppercase() {
@@ -59,6 +59,11 @@ impl<'a> Fields<'a> {
 
     fn written(&self, k: &str) -> String {
         self.keys.get(k).map_or_else(|| k.to_string(), |(w, _)| w.to_string())
+    }
+
+    /// `k` as its user wrote it, with what it belongs to: `skills option key "skillSampleLimit"`.
+    pub(crate) fn named(&self, k: &str) -> String {
+        format!("{} key {:?}", self.what, self.written(k))
     }
 
     /// The error for `k` holding `got` where `want` was expected.

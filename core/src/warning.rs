@@ -24,16 +24,6 @@ impl Warning {
         }
     }
 
-    /// Built-in tools asked for (upstream's default), which this build does not have yet.
-    pub fn builtins_unavailable() -> Warning {
-        Warning {
-            code: "unimplemented_option",
-            message: "[toolnexus] built-in tools (bash, read, ...) are not available in this build yet: the toolkit \
-                      holds only the tools given to it; turn builtins off to silence this warning"
-                .into(),
-        }
-    }
-
     /// A tool dropped because another of its toolkit has the same (sanitised) name.
     pub fn duplicate_tool(name: &str, kept: &str) -> Warning {
         Warning {

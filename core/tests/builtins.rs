@@ -118,7 +118,7 @@ async fn every_case_gives_what_upstream_gives() {
 #[test]
 fn declarations_are_upstreams_byte_for_byte() {
     let expected: Value = serde_json::from_str(include_str!("upstream/builtins_expected.json")).unwrap();
-    let tk = Toolkit::new(builtin_tools(&BuiltinsSpec::default())).unwrap();
+    let tk = Toolkit::new(builtin_tools(&BuiltinsSpec::default()).unwrap()).unwrap();
     // Serialised, so key order counts too.
     let got = serde_json::to_string_pretty(&tk.to_openai()).unwrap();
     assert_eq!(got, serde_json::to_string_pretty(&expected["declarations"]).unwrap());
@@ -340,7 +340,7 @@ async fn a_run_deadline_that_drops_the_call_kills_the_group() {
     o.api_key = Some("k".into());
     o.transport = Some(Arc::new(t));
     o.timeout_ms = Some(700);
-    let tk = Toolkit::new(builtin_tools(&BuiltinsSpec::default())).unwrap();
+    let tk = Toolkit::new(builtin_tools(&BuiltinsSpec::default()).unwrap()).unwrap();
     let e = Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     let pid = read_pid(&pidfile).await;
@@ -382,7 +382,7 @@ async fn question_is_answered_inline_through_wait_for() {
         s2.lock().unwrap().push(req.clone());
         async move { Ok(Some(answer_for(&req))) }
     }));
-    let tk = Toolkit::new(builtin_tools(&BuiltinsSpec::default())).unwrap();
+    let tk = Toolkit::new(builtin_tools(&BuiltinsSpec::default()).unwrap()).unwrap();
     let r = Client::new(o).unwrap().run("ask me", Some(&tk)).await.unwrap();
     assert_eq!((r.status, r.text.as_str()), (RunStatus::Done, "red it is"));
     let req = seen.lock().unwrap()[0].clone();
@@ -400,7 +400,7 @@ async fn question_halts_durably_and_resumes_with_the_answer() {
         ScriptedReply::openai_calls(&[("c1", "question", QUESTIONS)]),
         ScriptedReply::openai_text("noted"),
     ]);
-    let tk = Toolkit::new(builtin_tools(&BuiltinsSpec::default())).unwrap();
+    let tk = Toolkit::new(builtin_tools(&BuiltinsSpec::default()).unwrap()).unwrap();
     let client = Client::new(o).unwrap();
     let halted = client.run("ask me", Some(&tk)).await.unwrap();
     assert_eq!(halted.status, RunStatus::Pending);

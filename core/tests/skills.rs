@@ -704,3 +704,17 @@ Use the skill tool to load a skill when a task matches its description.
 ## Available Skills
 - **data-skill**: From data.
 - **hello-world**: Greets someone by name. Use when asked to say hello."#;
+
+#[test]
+fn load_options_use_upstreams_names_strictly() {
+    let s = SkillsSpec::from_load_json(&json!({"dirs": "a", "filter": {"x": false}, "sampleLimit": -1})).unwrap();
+    assert_eq!(s.skills_dir, Some(vec![std::path::PathBuf::from("a")]));
+    assert_eq!((s.skills_filter, s.skill_sample_limit), (Some(vec![("x".to_string(), false)]), -1));
+    let e = SkillsSpec::from_load_json(&json!({"skills_dir": "a"})).unwrap_err();
+    assert_eq!(e.message(), "unknown load_skills option key \"skills_dir\"");
+    let e = SkillsSpec::from_load_json(&json!({"sampleLimit": -2})).unwrap_err();
+    assert!(e.message().starts_with("load_skills option key \"sampleLimit\" must be -1"), "{}", e.message());
+    let e = SkillsSpec::from_load_json(&json!({"dirs": 3})).unwrap_err();
+    assert!(e.message().contains("\"dirs\" must be a string or an array of strings"), "{}", e.message());
+    assert_eq!(toolnexus::SkillOrigin::Data.as_str(), "logical");
+}

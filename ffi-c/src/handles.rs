@@ -19,6 +19,7 @@ pub(crate) enum Object {
     Toolkit(Arc<Toolkit>),
     Client(Arc<ClientHandle>),
     Cancel(CancellationToken),
+    McpServer(Arc<tokio::sync::Mutex<engine::mcp::McpServer>>),
 }
 
 impl Object {
@@ -27,6 +28,7 @@ impl Object {
             Object::Toolkit(_) => "tn_toolkit",
             Object::Client(_) => "tn_client",
             Object::Cancel(_) => "tn_cancel",
+            Object::McpServer(_) => "tn_mcp_server",
         }
     }
 }
@@ -98,5 +100,12 @@ pub(crate) fn cancel<T>(ptr: *const T) -> Result<CancellationToken> {
     match lookup(ptr, "tn_cancel")? {
         Object::Cancel(c) => Ok(c),
         _ => Err(Error::invalid("expected a tn_cancel")),
+    }
+}
+
+pub(crate) fn mcp_server<T>(ptr: *const T) -> Result<Arc<tokio::sync::Mutex<engine::mcp::McpServer>>> {
+    match lookup(ptr, "tn_mcp_server")? {
+        Object::McpServer(s) => Ok(s),
+        _ => Err(Error::invalid("expected a tn_mcp_server")),
     }
 }

@@ -10,6 +10,8 @@ mod guard;
 mod handles;
 mod host;
 mod runtime;
+mod source_parts;
+mod sources;
 mod status;
 mod tables;
 mod toolkit;
@@ -27,11 +29,19 @@ pub use host::{
     tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_tool_fn, tn_transport_fn, tn_wait_for_fn, TN_HOOK_AFTER_LLM,
     TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
 };
+pub use source_parts::{
+    tn_elicit_result, tn_elicitation_request, tn_expand_env_headers, tn_mcp_config_servers, tn_mcp_exposed_tools,
+    tn_mcp_list_tools, tn_skill_texts, tn_skills_list, tn_toolkit_skills,
+};
+pub use sources::{
+    tn_mcp_serve, tn_mcp_server, tn_mcp_server_free, tn_mcp_server_info, tn_toolkit_close, tn_toolkit_create,
+    tn_toolkit_mcp_status, tn_toolkit_skills_prompt,
+};
 pub use status::*;
 pub use tables::{tn_error_kinds, tn_hook_bits};
 pub use toolkit::{
     tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_execute_call_async,
-    tn_toolkit_free, tn_toolkit_host_refs, tn_toolkit_new, tn_toolkit_warnings,
+    tn_toolkit_free, tn_toolkit_host_refs, tn_toolkit_new, tn_toolkit_tools, tn_toolkit_warnings,
 };
 pub use vocab::{
     tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_auth_required, tn_complete, tn_complete_host_error,

@@ -39,11 +39,18 @@ fn spec(tools: &Value) -> Result<(&Vec<Value>, DuplicateNames)> {
     }
 }
 
-fn build(arr: &[Value], tool: tn_tool_fn, data: &Arc<HostData>) -> Result<Vec<Tool>> {
+pub(crate) fn build(arr: &[Value], tool: tn_tool_fn, data: &Arc<HostData>) -> Result<Vec<Tool>> {
     arr.iter().enumerate().map(|(i, t)| make_tool(i, t, tool, data)).collect()
 }
 
 fn make_tool(i: usize, t: &Value, tool: tn_tool_fn, data: &Arc<HostData>) -> Result<Tool> {
+    // An HTTP tool is the engine's own: it needs no callback.
+    if let Some(spec) = t.get("http") {
+        if let Some(k) = t.as_object().and_then(|o| o.keys().find(|k| k.as_str() != "http")) {
+            return Err(Error::invalid(format!("tools[{i}]: an \"http\" tool takes no other key, got {k:?}")));
+        }
+        return engine::http_tool(engine::HttpToolSpec::from_json(spec)?);
+    }
     let name = t.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
     let name = name.ok_or_else(|| Error::invalid(format!("tools[{i}] needs a non-empty \"name\"")))?;
     let desc = t.get("description").and_then(Value::as_str).unwrap_or("");
@@ -78,7 +85,9 @@ fn make_tool(i: usize, t: &Value, tool: tn_tool_fn, data: &Arc<HostData>) -> Res
 /// Makes a toolkit.
 ///
 /// `tools_json` is an array of `{"name", "description", "input_schema", "source"?, "relay"?,
-/// "host_ref"?}`, or `{"tools": [...], "duplicates"?: "keep_first" | "keep_last"}`. Names are
+/// "host_ref"?}` or `{"http": {...}}` (an HTTP tool the engine runs itself: `name`,
+/// `description`, `method`, `url` with `{arg}` placeholders, `headers` (`${ENV}` expanded),
+/// `query`, `body`, `input_schema`, `timeout_ms`, `result_mode`), or `{"tools": [...], "duplicates"?: "keep_first" | "keep_last"}`. Names are
 /// sanitised to `[a-zA-Z0-9_-]`; of tools sharing a name the first is kept (or the last, in the
 /// first one's place, with `keep_last`), and each dropped one is a warning
 /// (`tn_toolkit_warnings`); a relay tool named like a built-in tool (`bash`, `read`, ...) is
@@ -148,6 +157,35 @@ pub unsafe extern "C" fn tn_toolkit_host_refs(
         let tk = handles::toolkit(toolkit)?;
         let refs: Vec<Value> = tk.tools().iter().map(|t| t.host_ref().map_or(Value::Null, Value::from)).collect();
         write_out(refs_out, "refs_out", Value::Array(refs).to_string())
+    })
+}
+
+/// Writes to `*tools_out` every tool the toolkit kept, in order, as a JSON array of
+/// `{"name", "description", "input_schema", "source", "relay", "host_ref"}` (`source` is
+/// `mcp`, `skill`, `builtin`, `native`, `http`, `relay`, ...; `host_ref` is `null` for a tool
+/// given without one, and for every tool the engine made itself).
+///
+/// # Safety
+/// `toolkit` is a pointer this library returned; `tools_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_tools(
+    toolkit: *const tn_toolkit,
+    tools_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let tk = handles::toolkit(toolkit)?;
+        let tools: Vec<Value> = tk
+            .tools()
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name(), "description": t.description(), "input_schema": t.input_schema(),
+                    "source": t.source().as_str(), "relay": t.is_relay(), "host_ref": t.host_ref(),
+                })
+            })
+            .collect();
+        write_out(tools_out, "tools_out", Value::Array(tools).to_string())
     })
 }
 

@@ -61,13 +61,18 @@
    (cond-> {:output (str output) :isError true}
      metadata (assoc :metadata metadata))))
 
-(defn- declaration [t host-ref]
-  (cond-> {:name (:name t)
+(defn ^:no-doc declaration
+  "How tool `t` is declared to the engine: an HTTP tool (`toolnexus.http/http-tool`) as
+  `{:http spec}`, any other with `host-ref`, its index in the toolkit's tools."
+  [host-ref t]
+  (if-let [spec (:toolnexus.http/spec t)]
+    {:http spec}
+    (cond-> {:name (:name t)
            :description (:description t)
            :input_schema (:input-schema t)
            :host_ref host-ref}
     (:relay t) (assoc :relay true)
-    (not (:relay t)) (assoc :source (:source t))))
+    (and (not (:relay t)) (:source t)) (assoc :source (:source t)))))
 
 (defn- native-toolkit
   "The libtoolnexus toolkit for `tools`, each declared with its index as host_ref (the engine
@@ -77,7 +82,7 @@
   [tools]
   (let [tools (vec tools)
         user-data (host/register! {:tools tools})
-        spec {:tools (vec (map-indexed (fn [i t] (declaration t i)) tools)) :duplicates "keep_last"}
+        spec {:tools (vec (map-indexed declaration tools)) :duplicates "keep_last"}
         p (try
             (ffi/call-handle "tn_toolkit_new" (ffi/c-string (json/write-str spec))
                              host/tool-callback user-data host/free-callback)
@@ -86,12 +91,32 @@
               (throw e)))]
     (ffi/handle "tn_toolkit_free" p)))
 
-(defn- kept-tools
-  "The tools the engine kept, in its order (read back by host_ref)."
+(defn ^:no-doc engine-tool
+  "A Tool the engine runs itself (MCP, skill, built-in, HTTP), from its declaration: its
+  `:execute` runs it on the engine toolkit `h`."
+  [h {:keys [name description input_schema source]}]
+  (let [run (fn [args ctx]
+              (let [call (cond-> {:name name :args (or args {})}
+                           (some? (:answer ctx)) (assoc :answer (:answer ctx))
+                           (some? (:call-id ctx)) (assoc :call_id (str (:call-id ctx)))
+                           (some? (:timeout-ms ctx)) (assoc :timeout_ms (long (:timeout-ms ctx))))]
+                (try
+                  (convert/wire->tool-result
+                   (json/read-str (ffi/call-string "tn_toolkit_execute_call" (ffi/ptr h)
+                                                   (ffi/c-string (json/write-str call)))))
+                  (finally (ffi/keep-alive h)))))]
+    {:name name :description (or description "") :input-schema input_schema :source source
+     :execute (fn ([args] (run args nil)) ([args ctx] (run args ctx)))}))
+
+(defn ^:no-doc kept-tools
+  "The tools the engine kept, in its order, each with the name it declares: the host's own
+  (read back by host_ref), or an `engine-tool` for one the engine made."
   [tools h]
-  (let [refs (json/read-str (ffi/call-string "tn_toolkit_host_refs" (ffi/ptr h)))]
+  (let [kept (json/read-str (ffi/call-string "tn_toolkit_tools" (ffi/ptr h)))]
     (ffi/keep-alive h)
-    (mapv (vec tools) refs)))
+    (mapv (fn [d] (let [ref (:host_ref d)]
+                    [(:name d) (if (integer? ref) (get (vec tools) ref) (engine-tool h d))]))
+          kept)))
 
 (defn toolkit
   "A toolkit: `{:tools {name -> Tool} :sources sources}` plus its engine handle. Tools are
@@ -100,7 +125,7 @@
   ([tools] (toolkit tools {}))
   ([tools sources]
    (let [h (native-toolkit tools)]
-     {:tools (into {} (map (juxt :name identity)) (kept-tools tools h))
+     {:tools (into {} (kept-tools tools h))
       :sources sources
       ::native h})))
 

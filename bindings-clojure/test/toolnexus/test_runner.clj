@@ -7,7 +7,8 @@
   '[toolnexus.vocabulary-test
     toolnexus.client-test
     toolnexus.options-test
-    toolnexus.conformance-test])
+    toolnexus.conformance-test
+    toolnexus.sources-test])
 
 (defn -main [& args]
   (let [nss (if (seq args) (mapv symbol args) default-namespaces)]

@@ -39,8 +39,40 @@ from .errors import (
     ToolnexusError,
     ToolnexusWarning,
 )
+from .builtin import BuiltinsConfig, builtin_shell, builtins_enabled, create_builtin_tools, select_builtins
+from .http import DEFAULT_TIMEOUT as HTTP_DEFAULT_TIMEOUT
+from .http import http_tool
+from .mcp_serve import MCPServeConfig, OnCall, ServeHandle, exposed_mcp_tools
+from .mcp_source import (
+    DEFAULT_TIMEOUT,
+    ElicitResult,
+    McpConfig,
+    McpInventory,
+    McpSource,
+    ServerConfig,
+    ToolInfo,
+    answer_to_elicit_result,
+    elicitation_to_request,
+    expand_env_headers,
+    list_mcp_tools,
+    load_mcp,
+    load_mcp_with_context,
+    parse_mcp_config,
+)
 from .native import define_tool, tool
 from .relay import RelayCall, RelayResult, is_relay_request, relay_answer, relay_calls_of, relay_tool
+from .skill import (
+    SKILL_TOOL_DESCRIPTION,
+    SKILLS_PROMPT_PREAMBLE,
+    SkillDef,
+    SkillInfo,
+    SkillInventory,
+    SkillProvider,
+    SkillSkip,
+    SkillSource,
+    list_skills,
+    load_skills,
+)
 from .toolkit import Toolkit, create_toolkit
 from .types import (
     Answer,
@@ -67,6 +99,12 @@ ENGINE_VERSION: str = _native.ENGINE_VERSION
 _os.register_at_fork(after_in_child=_native._after_fork_child)
 
 __all__ = [
+    "BuiltinsConfig", "DEFAULT_TIMEOUT", "ElicitResult", "HTTP_DEFAULT_TIMEOUT", "MCPServeConfig", "McpConfig",
+    "McpInventory", "McpSource", "OnCall", "SKILLS_PROMPT_PREAMBLE", "SKILL_TOOL_DESCRIPTION", "ServeHandle",
+    "ServerConfig", "SkillDef", "SkillInfo", "SkillInventory", "SkillProvider", "SkillSkip", "SkillSource",
+    "ToolInfo", "answer_to_elicit_result", "builtin_shell", "builtins_enabled", "create_builtin_tools",
+    "elicitation_to_request", "expand_env_headers", "exposed_mcp_tools", "http_tool", "list_mcp_tools",
+    "list_skills", "load_mcp", "load_mcp_with_context", "parse_mcp_config", "load_skills", "select_builtins",
     "Answer", "AnswerMismatchError", "Client", "ClientStyle", "ConfigError", "ConversationStore",
     "ENGINE_VERSION", "ErrorClassifier", "ErrorInfo", "ErrorTier", "HostError", "Hooks", "HttpTransport",
     "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",

@@ -186,3 +186,36 @@ async def before_tool(func: Callable[..., Any], event: dict) -> Optional[dict]:
 async def after_tool(func: Callable[..., Any], event: dict) -> Optional[dict]:
     event = {**event, "result": result_from_wire(event["result"])}
     return _result_out(await _maybe_await(func(event)))
+
+
+async def skill_provider(func: Callable[..., Any]) -> Any:
+    """A ``skill_provider``'s skills (sync or async), as dicts for the engine to read."""
+    from .skill import skill_def_to_wire
+
+    defs = await _maybe_await(func())
+    if isinstance(defs, (list, tuple)):
+        return [skill_def_to_wire(d) for d in defs]
+    return defs
+
+
+async def drive(start: Callable[[Any, Any], Any], cancel: Optional[asyncio.Event] = None) -> Any:
+    """Runs one engine call on the running loop: ``start(waker, future)`` starts it and
+    returns its handle; setting ``cancel`` or cancelling the awaiting task cancels it."""
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+    handle = start(loop_waker(loop), fut)
+    watcher = None
+    if cancel is not None:
+        async def watch() -> None:
+            await cancel.wait()
+            handle.cancel()
+
+        watcher = asyncio.ensure_future(watch())
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        handle.cancel()
+        raise
+    finally:
+        if watcher is not None and not loop.is_closed():
+            watcher.cancel()

@@ -227,12 +227,19 @@ pub fn builtins_enabled(spec: &BuiltinsSpec) -> bool {
 }
 
 /// The built-in tools a spec selects (upstream's `select_builtins`): none when the source is
-/// off; otherwise the ten in upstream's order, less those the `tools` map turns off.
-pub fn builtin_tools(spec: &BuiltinsSpec) -> Vec<Tool> {
+/// off; otherwise the ten in upstream's order, less those the `tools` map turns off. When
+/// `bash` is kept and no shell can be found, the [`builtin_shell`] error: a host that turned
+/// `bash` off runs on a machine without one.
+pub fn builtin_tools(spec: &BuiltinsSpec) -> Result<Vec<Tool>> {
     if !builtins_enabled(spec) {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    create_builtin_tools(spec).into_iter().filter(|t| spec.tools.get(t.name()) != Some(&false)).collect()
+    let selected: Vec<Tool> =
+        create_builtin_tools(spec).into_iter().filter(|t| spec.tools.get(t.name()) != Some(&false)).collect();
+    if selected.iter().any(|t| t.name() == "bash") {
+        builtin_shell(spec)?;
+    }
+    Ok(selected)
 }
 
 /// All ten built-in tools, whatever the toggles say (upstream's `create_builtin_tools`), with
@@ -366,18 +373,18 @@ mod tests {
         assert_eq!(p.warnings.len(), 1);
         assert_eq!(p.warnings[0].code, "unknown_builtin");
         assert_eq!(p.warnings[0].message, "[toolnexus] builtins.tools names no built-in tool \"nope\" — ignored");
-        let names: Vec<String> = builtin_tools(&p.value).iter().map(|t| t.name().to_string()).collect();
+        let names: Vec<String> = builtin_tools(&p.value).unwrap().iter().map(|t| t.name().to_string()).collect();
         assert_eq!(names, ["read", "edit", "grep", "glob", "webfetch", "question", "apply_patch", "todowrite"]);
     }
 
     #[test]
     fn all_ten_in_upstream_order_and_none_when_off() {
-        let all = builtin_tools(&BuiltinsSpec::default());
+        let all = builtin_tools(&BuiltinsSpec::default()).unwrap();
         let names: Vec<&str> = all.iter().map(Tool::name).collect();
         assert_eq!(names, BUILTIN_TOOL_NAMES);
         assert!(all.iter().all(|t| t.source() == ToolSource::Builtin));
         let off = BuiltinsSpec::from_json(&json!({"disabled": true, "tools": {"read": true}})).unwrap().value;
-        assert!(builtin_tools(&off).is_empty());
+        assert!(builtin_tools(&off).unwrap().is_empty());
         assert_eq!(create_builtin_tools(&off).len(), 10);
     }
 

@@ -4,11 +4,13 @@
 //! `OSError` reads (`[Errno 2] No such file or directory: '/x'`). Upstream 0.21's Python
 //! package is the reference for the built-ins' texts, so the same input gives the same text.
 
-use std::fmt::Write as _;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+// The value-to-text forms every upstream-facing text shares (skills and HTTP tools too).
+pub(crate) use crate::pystr::{json_dumps as dumps, repr_str, str_of as text, strip};
 
 /// Python truthiness of a JSON value: `null`, `false`, `0`, `""`, `[]` and `{}` are false.
 pub(crate) fn truthy(v: &Value) -> bool {
@@ -35,84 +37,12 @@ pub(crate) fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a Value> {
     args.get(key).filter(|v| !v.is_null())
 }
 
-/// Python `str(x)` of a JSON value (`None`, `True`, `1.0`, `['a']`).
-pub(crate) fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => repr(other),
-    }
-}
-
 /// `_coerce_str`: a string as it is, `None` as `""`, anything else as `str(x)`.
 pub(crate) fn coerce_str(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
         Some(v) => text(v),
     }
-}
-
-/// Python `repr(x)` of a JSON value.
-pub(crate) fn repr(v: &Value) -> String {
-    let mut out = String::new();
-    write_repr(&mut out, v);
-    out
-}
-
-fn write_repr(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("None"),
-        Value::Bool(true) => out.push_str("True"),
-        Value::Bool(false) => out.push_str("False"),
-        Value::Number(n) => out.push_str(&number(n)),
-        Value::String(s) => out.push_str(&repr_str(s)),
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_repr(out, x);
-            }
-            out.push(']');
-        }
-        Value::Object(o) => {
-            out.push('{');
-            for (i, (k, x)) in o.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&repr_str(k));
-                out.push_str(": ");
-                write_repr(out, x);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// Python `repr(s)` of a string: single quotes unless it holds one and no double quote.
-pub(crate) fn repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 /// `_num`: a number that is not a bool, as a float.
@@ -128,115 +58,6 @@ pub(crate) fn int(f: f64) -> i64 {
     f.trunc() as i64
 }
 
-/// A JSON number as Python prints it: integers as they are, floats as `repr(float)`.
-fn number(n: &serde_json::Number) -> String {
-    if n.is_f64() {
-        n.as_f64().map(float_repr).unwrap_or_else(|| n.to_string())
-    } else {
-        n.to_string()
-    }
-}
-
-/// Python `repr(float)`: the shortest digits that read back, in fixed notation from 1e-4 up
-/// to 1e16 and `1.5e-05` style outside it.
-pub(crate) fn float_repr(f: f64) -> String {
-    if !f.is_finite() {
-        return if f.is_nan() {
-            "NaN".into()
-        } else if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if f.is_sign_negative() { "-" } else { "" };
-    if (-4..16).contains(&exp) {
-        let body = if exp >= 0 {
-            let point = exp as usize + 1;
-            if digits.len() > point {
-                format!("{}.{}", &digits[..point], &digits[point..])
-            } else {
-                format!("{}{}.0", digits, "0".repeat(point - digits.len()))
-            }
-        } else {
-            format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
-        };
-        format!("{sign}{body}")
-    } else {
-        let m = if digits.len() > 1 { format!("{}.{}", &digits[..1], &digits[1..]) } else { digits };
-        let e_sign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{m}e{e_sign}{:02}", exp.abs())
-    }
-}
-
-/// `json.dumps(v)` with Python's defaults: `", "` and `": "` separators, every non-ASCII
-/// character escaped, floats as `repr(float)`.
-pub(crate) fn dumps(v: &Value) -> String {
-    let mut out = String::new();
-    write_json(&mut out, v);
-    out
-}
-
-fn write_json(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&number(n)),
-        Value::String(s) => write_json_str(out, s),
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_json(out, x);
-            }
-            out.push(']');
-        }
-        Value::Object(o) => write_json_object(out, o),
-    }
-}
-
-fn write_json_object(out: &mut String, o: &Map<String, Value>) {
-    out.push('{');
-    for (i, (k, x)) in o.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_json_str(out, k);
-        out.push_str(": ");
-        write_json(out, x);
-    }
-    out.push('}');
-}
-
-fn write_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            c => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{u:04x}");
-                }
-            }
-        }
-    }
-    out.push('"');
-}
-
 /// Python's type name of a JSON value, for the texts of its `TypeError`s.
 pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
@@ -248,11 +69,6 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
         Value::Array(_) => "list",
         Value::Object(_) => "dict",
     }
-}
-
-/// `str.strip()`: Python's whitespace, which adds the four separators `\x1c`-`\x1f` to Rust's.
-pub(crate) fn strip(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
 /// An `OSError` as Python prints it: `[Errno 2] No such file or directory: '/x'`. An error
@@ -296,6 +112,7 @@ pub(crate) fn abspath(p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pystr::float_repr;
     use serde_json::json;
 
     #[test]

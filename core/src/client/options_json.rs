@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::options::{ClientOptions, Style, FORBIDDEN_PARAMS};
 use crate::error::{Error, Result};
+use crate::spec_json::snake_case;
 use crate::types::json_type;
 use crate::warning::{Parsed, Warning};
 
@@ -55,19 +56,6 @@ fn camel_case(name: &str) -> String {
         if let Some(first) = c.next() {
             out.push(first.to_ascii_uppercase());
             out.push_str(c.as_str());
-        }
-    }
-    out
-}
-
-fn snake_case(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
         }
     }
     out

@@ -1,5 +1,6 @@
 //! The loop itself, plus the whole-run deadline and cancellation around it.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -13,7 +14,7 @@ use super::{resume, wire, Client, RunInput};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::{AfterLlmEvent, BeforeLlmEvent, BodyTransform, HookSet};
 use crate::redact::Secrets;
-use crate::toolkit::Declarations;
+use crate::toolkit::{Declarations, Toolkit};
 use crate::types::{Request, RunResult, RunStatus, ToolCallRecord, Usage, LIMIT_MAX_TURNS};
 
 /// The state a run accumulates.
@@ -100,7 +101,15 @@ impl Client {
             (Some(tk), Style::OpenAi) => tk.openai_declarations().clone(),
             (Some(tk), Style::Anthropic) => tk.anthropic_declarations().clone(),
         };
-        let system = opts.system_prompt.as_deref();
+        // The skill catalog follows the client's own prompt, a blank line between (upstream's rule).
+        let skills_prompt = input.toolkit.map_or("", Toolkit::skills_prompt);
+        let system = match (opts.system_prompt.as_deref().filter(|s| !s.is_empty()), skills_prompt) {
+            (None, "") => None,
+            (Some(own), "") => Some(Cow::Borrowed(own)),
+            (None, skills) => Some(Cow::Borrowed(skills)),
+            (Some(own), skills) => Some(Cow::Owned(format!("{own}\n\n{skills}"))),
+        };
+        let system = system.as_deref();
         let mut st = State {
             messages: Vec::new(),
             tools,

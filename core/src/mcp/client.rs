@@ -149,6 +149,27 @@ pub struct McpInventory {
     pub warnings: Vec<Warning>,
 }
 
+impl McpInventory {
+    /// `{"tools": {server: [{name, description, input_schema}]}, "status": {server: status}}`
+    /// (the warnings go to each binding's own channel).
+    pub fn to_json(&self) -> Value {
+        let tools: serde_json::Map<String, Value> = self
+            .tools
+            .iter()
+            .map(|(server, list)| {
+                let list = list
+                    .iter()
+                    .map(|t| serde_json::json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+                    .collect();
+                (server.clone(), Value::Array(list))
+            })
+            .collect();
+        let status: serde_json::Map<String, Value> =
+            self.status.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
+        serde_json::json!({"tools": tools, "status": status})
+    }
+}
+
 /// Connects to every enabled server of `config` at once and converts its tools. With
 /// `wait_for`, servers may elicit input through it (see [`crate::mcp::elicitation_request`]).
 /// A server that fails is isolated (status `failed`, a warning); the only error is

@@ -114,46 +114,68 @@ impl McpConfig {
     /// falls back to the default, and a malformed server entry becomes a
     /// [`ServerTransport::Invalid`] server.
     pub fn from_json(v: &Value) -> Result<Parsed<McpConfig>> {
-        let root = v
-            .as_object()
-            .ok_or_else(|| Error::invalid(format!("MCP config must be a JSON object, got {}", json_type(v))))?;
-        let wrapped = WRAPPER_KEYS.iter().find_map(|k| root.get(*k).filter(|v| !v.is_null()).map(|v| (*k, v)));
-        let (map, raw) = match wrapped {
-            Some((key, v)) => {
-                let map = v.as_object().ok_or_else(|| {
-                    Error::invalid(format!("MCP config: \"{key}\" must be an object of servers, got {}", json_type(v)))
-                })?;
-                (map, false)
-            }
-            None => (root, true),
-        };
+        let (map, raw) = McpConfig::unwrap(v)?;
         let mut warnings = Vec::new();
         let servers = map
             .iter()
             // A raw map's reserved keys, and a wrapper key left `null`, are not servers.
-            .filter(|(name, _)| {
-                !(raw && (RESERVED_KEYS.contains(&name.as_str()) || WRAPPER_KEYS.contains(&name.as_str())))
-            })
+            .filter(|(name, _)| !(raw && is_reserved(name)))
             .map(|(name, entry)| parse_server(name, entry, &mut warnings))
             .collect();
         Ok(Parsed { value: McpConfig { servers }, warnings })
     }
 
+    /// The server entries of a config as written (upstream's `parse_mcp_config`): the map
+    /// under `mcpServers`, `servers` or `mcp`, or the raw map less the keys of
+    /// [`RESERVED_KEYS`]. Errors as [`McpConfig::from_json`].
+    pub fn server_entries(v: &Value) -> Result<serde_json::Map<String, Value>> {
+        let (map, raw) = McpConfig::unwrap(v)?;
+        Ok(map.iter().filter(|(name, _)| !raw || !is_reserved(name)).map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
+
+    /// The server map of `v`, and whether it is the raw map (no wrapper key).
+    fn unwrap(v: &Value) -> Result<(&serde_json::Map<String, Value>, bool)> {
+        let root = v
+            .as_object()
+            .ok_or_else(|| Error::invalid(format!("MCP config must be a JSON object, got {}", json_type(v))))?;
+        let wrapped = WRAPPER_KEYS.iter().find_map(|k| root.get(*k).filter(|v| !v.is_null()).map(|v| (*k, v)));
+        match wrapped {
+            Some((key, v)) => {
+                let map = v.as_object().ok_or_else(|| {
+                    Error::invalid(format!("MCP config: \"{key}\" must be an object of servers, got {}", json_type(v)))
+                })?;
+                Ok((map, false))
+            }
+            None => Ok((root, true)),
+        }
+    }
+
     /// Reads a config file (JSON). An unreadable file or invalid JSON is an
     /// [`crate::ErrorKind::InvalidArgument`] error naming the path.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Parsed<McpConfig>> {
+        McpConfig::from_json(&McpConfig::read_file(path)?)
+    }
+
+    /// A config file's JSON, unparsed. An unreadable file or invalid JSON is an
+    /// [`crate::ErrorKind::InvalidArgument`] error naming the path.
+    pub fn read_file(path: impl AsRef<Path>) -> Result<Value> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::invalid(format!("cannot read MCP config {}: {e}", path.display())))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| Error::invalid(format!("MCP config {} is not valid JSON: {e}", path.display())))?;
-        McpConfig::from_json(&v)
+        serde_json::from_str(&text)
+            .map_err(|e| Error::invalid(format!("MCP config {} is not valid JSON: {e}", path.display())))
     }
 
     /// The server listed under `name`.
     pub fn server(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|s| s.name == name)
     }
+}
+
+/// A key of a raw server map that is not a server: a sibling config block, or a wrapper
+/// key left `null`.
+fn is_reserved(name: &str) -> bool {
+    RESERVED_KEYS.contains(&name) || WRAPPER_KEYS.contains(&name)
 }
 
 fn config_warning(server: &str, what: &str) -> Warning {

@@ -85,6 +85,15 @@ pub fn elicit_action(answer: Option<&Answer>) -> ElicitAction {
 }
 
 impl ElicitAction {
+    /// The MCP wire name: `accept`, `decline` or `cancel`.
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            ElicitAction::Accept(_) => "accept",
+            ElicitAction::Decline => "decline",
+            ElicitAction::Cancel => "cancel",
+        }
+    }
+
     fn into_result(self) -> ElicitResult {
         match self {
             ElicitAction::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),

@@ -24,4 +24,4 @@ pub use config::{
 };
 pub use elicit::{elicit_action, elicitation_request, ElicitAction};
 pub use result::{call_result, describe_part, filter_tools, input_schema, NO_ERROR_TEXT};
-pub use serve::{exposed_tools, serve_mcp, McpServeOptions, McpServer, GATED_BUILTINS, MCP_PATH};
+pub use serve::{exposed_tools, serve_mcp, McpServeOptions, McpServer, GATED_BUILTINS, MCP_PATH, MCP_SERVE_KEYS};

@@ -88,6 +88,56 @@ impl Default for McpServeOptions {
     }
 }
 
+/// Every key [`McpServeOptions::from_json`] reads (snake_case; camelCase is read too).
+pub const MCP_SERVE_KEYS: [&str; 6] = ["addr", "name", "version", "tools", "token", "allowed_origins"];
+
+impl McpServeOptions {
+    /// Reads the options from JSON (`null` or `{}`: the defaults): `addr` as `host:port`
+    /// (`localhost` meaning `127.0.0.1`), `name`, `version`, `tools` (names), `token`,
+    /// `allowed_origins`. An unknown key or a wrong type is an
+    /// [`ErrorKind::InvalidArgument`] error naming it; the token never appears in one.
+    pub fn from_json(v: &serde_json::Value) -> Result<McpServeOptions> {
+        let mut opts = McpServeOptions::default();
+        if v.is_null() {
+            return Ok(opts);
+        }
+        let f = crate::spec_json::Fields::new("MCP serve option", v, &MCP_SERVE_KEYS, true)?;
+        if let Some(addr) = f.string("addr")? {
+            opts.addr = parse_addr(&addr)?;
+        }
+        if let Some(name) = f.string("name")? {
+            opts.name = name;
+        }
+        if let Some(version) = f.string("version")? {
+            opts.version = version;
+        }
+        opts.tools = f.strings("tools")?;
+        opts.token = match f.get("token") {
+            None => None,
+            Some(serde_json::Value::String(t)) => Some(t.clone()),
+            Some(_) => return Err(Error::invalid("MCP serve option \"token\" must be a string")),
+        };
+        opts.allowed_origins = f.strings("allowed_origins")?.unwrap_or_default();
+        Ok(opts)
+    }
+}
+
+impl McpServeOptions {
+    /// Listens on `addr` (`host:port`, `localhost` meaning `127.0.0.1`) instead: how a serve
+    /// call's own address overrides a profile's.
+    pub fn set_addr(&mut self, addr: &str) -> Result<()> {
+        self.addr = parse_addr(addr)?;
+        Ok(())
+    }
+}
+
+fn parse_addr(addr: &str) -> Result<SocketAddr> {
+    let loopback_name = addr.strip_prefix("localhost:").map(|port| format!("127.0.0.1:{port}"));
+    loopback_name.as_deref().unwrap_or(addr).parse().map_err(|_| {
+        Error::invalid(format!("MCP serve option \"addr\" must be host:port (e.g. 127.0.0.1:8080), got {addr:?}"))
+    })
+}
+
 // The token is a credential: Debug says only whether there is one.
 impl fmt::Debug for McpServeOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -118,6 +168,11 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// The server's base URL, `http://<addr>` (the MCP endpoint is under [`MCP_PATH`]).
+    pub fn base_url(&self) -> &str {
+        self.url.strip_suffix(MCP_PATH).unwrap_or(&self.url)
+    }
+
     /// The MCP endpoint, `http://<addr>/mcp`.
     pub fn url(&self) -> &str {
         &self.url
@@ -370,6 +425,26 @@ mod tests {
     fn tool(name: &str, source: ToolSource) -> Tool {
         let handler: Arc<dyn crate::ToolHandler> = Arc::new(Echo);
         Tool::new(name, "", empty_schema(), source, handler)
+    }
+
+    #[test]
+    fn options_read_from_json() {
+        let o = McpServeOptions::from_json(&serde_json::json!({
+            "addr": "localhost:0", "name": "n", "tools": ["bash"], "token": "s3cret-token", "allowedOrigins": ["http://a:1"]
+        }))
+        .unwrap();
+        assert_eq!((o.addr.to_string().as_str(), o.name.as_str(), o.version.as_str()), ("127.0.0.1:0", "n", "0.1.0"));
+        assert_eq!(
+            (o.tools, o.token.as_deref(), o.allowed_origins),
+            (Some(vec!["bash".into()]), Some("s3cret-token"), vec!["http://a:1".to_string()])
+        );
+        assert_eq!(McpServeOptions::from_json(&Value::Null).unwrap().addr, McpServeOptions::default().addr);
+        let e = McpServeOptions::from_json(&serde_json::json!({"adr": "x"})).unwrap_err();
+        assert_eq!(e.message(), "unknown MCP serve option key \"adr\"");
+        let e = McpServeOptions::from_json(&serde_json::json!({"addr": "nowhere"})).unwrap_err();
+        assert!(e.message().contains("host:port"), "{}", e.message());
+        let e = McpServeOptions::from_json(&serde_json::json!({"token": ["s3cret-token"]})).unwrap_err();
+        assert!(!e.message().contains("s3cret"), "{}", e.message());
     }
 
     struct Echo;

@@ -74,6 +74,16 @@ pub enum SkillOrigin {
     Data,
 }
 
+impl SkillOrigin {
+    /// Upstream's discriminator: `fs` for a directory's skill, `logical` for a data skill.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SkillOrigin::Directory => "fs",
+            SkillOrigin::Data => "logical",
+        }
+    }
+}
+
 /// A skill as discovered (upstream's `SkillInfo`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkillInfo {
@@ -91,6 +101,24 @@ pub struct SkillInfo {
     pub resources: Vec<String>,
     /// A data skill's logical base.
     pub base: Option<String>,
+}
+
+impl SkillInfo {
+    /// Upstream's `SkillInfo` fields as JSON: `name`, `description`, `location`, `content`,
+    /// `origin` (`fs` | `logical`), and a data skill's `resources` and `base` (`null` for a
+    /// directory's skill).
+    pub fn to_json(&self) -> Value {
+        let data = self.origin == SkillOrigin::Data;
+        serde_json::json!({
+            "name": self.name,
+            "description": self.description,
+            "location": self.location,
+            "content": self.content,
+            "origin": self.origin.as_str(),
+            "resources": if data { serde_json::json!(self.resources) } else { Value::Null },
+            "base": self.base,
+        })
+    }
 }
 
 /// Why a candidate did not become a skill: the cross-port reason codes (SPEC §3, S3).
@@ -132,6 +160,13 @@ pub struct SkillSkip {
     /// The parser's or the file system's own message, empty when there is none. Its wording
     /// is this engine's, not any port's: show it, never match on it.
     pub detail: String,
+}
+
+impl SkillSkip {
+    /// `{"location", "reason", "detail"}`, the reason as its cross-port code.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({"location": self.location, "reason": self.reason.as_str(), "detail": self.detail})
+    }
 }
 
 /// Every skill the sources hold and every refusal, unfiltered (SPEC §3, S3).
@@ -179,26 +214,42 @@ impl SkillsSpec {
     /// key, and so is a sample limit below `-1`.
     pub fn from_json(json: &Value) -> Result<Parsed<SkillsSpec>> {
         let f = Fields::new("skills option", json, &SKILLS_SPEC_KEYS, false)?;
-        let skills = match f.get("skills") {
+        let value = SkillsSpec::read(&f, SKILLS_SPEC_KEYS)?;
+        Ok(Parsed { value, warnings: Vec::new() })
+    }
+
+    /// Reads the options of upstream's `load_skills` / `list_skills` (`loadSkills` in JS):
+    /// `dirs` (a string or an array), `skills`, `filter`, `sample_limit` (`sampleLimit`),
+    /// strictly (an unknown key is an [`ErrorKind::InvalidArgument`] error naming it).
+    pub fn from_load_json(json: &Value) -> Result<SkillsSpec> {
+        const KEYS: [&str; 5] = ["dirs", "skills", "filter", "sample_limit", "disable_skills"];
+        let f = Fields::new("load_skills option", json, &KEYS[..4], true)?;
+        SkillsSpec::read(&f, KEYS)
+    }
+
+    /// The spec from `f`, whose keys for the five settings (in [`SKILLS_SPEC_KEYS`]' order)
+    /// are `keys`.
+    fn read(f: &Fields<'_>, keys: [&str; 5]) -> Result<SkillsSpec> {
+        let [dirs, skills, filter, sample_limit, disable] = keys;
+        let skills = match f.get(skills) {
             None => None,
             Some(Value::Array(items)) => Some(items.iter().map(SkillDef::from_json).collect::<Result<Vec<_>>>()?),
-            Some(v) => return Err(f.wrong("skills", "an array of skill objects", v)),
+            Some(v) => return Err(f.wrong(skills, "an array of skill objects", v)),
         };
-        let skill_sample_limit = f.int("skill_sample_limit")?.unwrap_or(0);
+        let skill_sample_limit = f.int(sample_limit)?.unwrap_or(0);
         if skill_sample_limit < -1 {
             return Err(Error::invalid(format!(
-                "skills option \"skill_sample_limit\" must be -1 (no file list), 0 (the default, 10) or a positive \
-                 count, got {skill_sample_limit}"
+                "{} must be -1 (no file list), 0 (the default, 10) or a positive count, got {skill_sample_limit}",
+                f.named(sample_limit)
             )));
         }
-        let spec = SkillsSpec {
-            skills_dir: f.string_or_strings("skills_dir")?.map(|d| d.into_iter().map(PathBuf::from).collect()),
+        Ok(SkillsSpec {
+            skills_dir: f.string_or_strings(dirs)?.map(|d| d.into_iter().map(PathBuf::from).collect()),
             skills,
-            skills_filter: f.map_of("skills_filter", "an object of booleans", "a boolean", Value::as_bool)?,
+            skills_filter: f.map_of(filter, "an object of booleans", "a boolean", Value::as_bool)?,
             skill_sample_limit,
-            disable_skills: f.strings("disable_skills")?.unwrap_or_default(),
-        };
-        Ok(Parsed { value: spec, warnings: Vec::new() })
+            disable_skills: f.strings(disable)?.unwrap_or_default(),
+        })
     }
 
     /// Whether this configures a skill source at all (directories or data given); a

@@ -1,5 +1,10 @@
 //! A toolkit: the uniform list of tools one run may call, the provider schema adapters, and
 //! the `execute` router. First name wins; a relay tool may never take a built-in's name.
+//! [`Toolkit::create`] (`create.rs`) assembles one from its sources.
+
+mod create;
+
+pub use create::{ToolkitHost, ToolkitSpec, TOOLKIT_SPEC_KEYS};
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -8,6 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::skill::SkillCatalog;
 use crate::tool::Tool;
 use crate::types::{ToolContext, ToolResult};
 use crate::warning::Warning;
@@ -16,22 +22,6 @@ use crate::warning::Warning;
 /// off, so that a future built-in can never capture a declaration-only tool.
 pub const BUILTIN_TOOL_NAMES: [&str; 10] =
     ["bash", "read", "write", "edit", "grep", "glob", "webfetch", "question", "apply_patch", "todowrite"];
-
-/// The warning for a toolkit's `builtins` option (`null`: not given), when it asks for
-/// built-in tools, which this build does not have yet: upstream's default is on, and a toolkit
-/// silently missing them would surprise. Off is `false`, `{"disabled": true}` or
-/// `{"enabled": false}`, as upstream reads it.
-pub fn builtins_warning(builtins: &Value) -> Option<Warning> {
-    let off = match builtins {
-        Value::Bool(b) => !b,
-        Value::Object(o) => {
-            o.get("disabled").and_then(Value::as_bool) == Some(true)
-                || o.get("enabled").and_then(Value::as_bool) == Some(false)
-        }
-        _ => false,
-    };
-    (!off).then(Warning::builtins_unavailable)
-}
 
 /// Which tool of a name a toolkit keeps when several share it (after sanitising).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,6 +56,31 @@ pub struct Toolkit {
     /// turn of every run, so its schemas are converted and serialised once.
     openai: OnceLock<Declarations>,
     anthropic: OnceLock<Declarations>,
+    /// The skills it exposes (empty and unconfigured unless built by [`Toolkit::create`]).
+    skills: Arc<SkillCatalog>,
+    /// `skills.prompt()`, made once: every run's system prompt carries it.
+    skills_prompt: Arc<str>,
+    /// The MCP servers it holds open, shared by every copy.
+    #[cfg(feature = "mcp")]
+    mcp: Option<Arc<McpHandle>>,
+    /// The `mcpServer` profile it was built with.
+    #[cfg(feature = "mcp")]
+    mcp_serve: Option<Arc<crate::mcp::McpServeOptions>>,
+}
+
+/// A toolkit's MCP servers: their status as loaded, and the live connections until closed.
+#[cfg(feature = "mcp")]
+#[derive(Debug)]
+pub(crate) struct McpHandle {
+    status: std::collections::BTreeMap<String, crate::mcp::McpStatus>,
+    source: tokio::sync::Mutex<crate::mcp::McpSource>,
+}
+
+#[cfg(feature = "mcp")]
+impl McpHandle {
+    pub(crate) fn new(source: crate::mcp::McpSource) -> McpHandle {
+        McpHandle { status: source.status.clone(), source: tokio::sync::Mutex::new(source) }
+    }
 }
 
 /// A toolkit's tool declarations in one wire style, as values and as their JSON text.
@@ -169,6 +184,51 @@ impl Toolkit {
         match self.get(name) {
             Some(tool) => tool.execute(args, ctx).await,
             None => Ok(unknown_tool(name)),
+        }
+    }
+
+    /// The skills the toolkit exposes (none unless built by [`Toolkit::create`] with a skill
+    /// source).
+    pub fn skills(&self) -> &SkillCatalog {
+        &self.skills
+    }
+
+    /// The skill catalog for the system prompt (empty without a skill source); a run appends
+    /// it to the client's system prompt, after a blank line.
+    pub fn skills_prompt(&self) -> &str {
+        &self.skills_prompt
+    }
+
+    /// Every configured MCP server's status by name (`connected`, `disabled`, `failed`),
+    /// as it was when the toolkit was built; empty without MCP servers.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_status(&self) -> std::collections::BTreeMap<String, crate::mcp::McpStatus> {
+        self.mcp.as_ref().map(|m| m.status.clone()).unwrap_or_default()
+    }
+
+    /// The MCP serve options of the `mcpServer` block of the `mcp_config` object the toolkit
+    /// was built from: what serving it without options of its own uses.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_serve_options(&self) -> Option<&crate::mcp::McpServeOptions> {
+        self.mcp_serve.as_deref()
+    }
+
+    /// The pids of the MCP server processes the toolkit still runs (group leaders).
+    #[cfg(feature = "mcp")]
+    pub async fn mcp_child_pids(&self) -> Vec<u32> {
+        match &self.mcp {
+            Some(m) => m.source.lock().await.child_pids(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Stops every MCP server the toolkit started (a moment to exit, then its process group
+    /// is killed); their tools answer with an error from then on. Every copy of the toolkit
+    /// shares the servers; closing again does nothing.
+    pub async fn close(&self) {
+        #[cfg(feature = "mcp")]
+        if let Some(m) = &self.mcp {
+            m.source.lock().await.close().await;
         }
     }
 
