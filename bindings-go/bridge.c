@@ -14,6 +14,17 @@ static void wait_for_tr(void *ud, const char *request_json, uint64_t token) {
   goWaitFor(run_of(token), (char *)request_json, token);
 }
 
+/* A toolkit's wait_for (MCP elicitation): the toolkit's handle, and the run of the token when
+ * there is one, as for tools. */
+static void toolkit_wait_for_tr(void *ud, const char *request_json, uint64_t token) {
+  goToolkitWaitFor((uintptr_t)ud, run_of(token), (char *)request_json, token);
+}
+
+/* A toolkit's skill provider: called while the toolkit is built, by no run. */
+static void skill_provider_tr(void *ud, const char *request_json, uint64_t token) {
+  goSkillProvider((uintptr_t)ud, (char *)request_json, token);
+}
+
 static void transport_tr(void *ud, const char *request_json, uint64_t token) {
   (void)ud;
   goTransport(run_of(token), (char *)request_json, token);
@@ -29,6 +40,11 @@ static void on_error_tr(void *ud, const char *info_json, uint64_t token) {
   goOnError(run_of(token), (char *)info_json, token);
 }
 
+static void body_transform_tr(void *ud, const char *body_json, uint64_t token) {
+  (void)ud;
+  goBodyTransform(run_of(token), (char *)body_json, token);
+}
+
 static void done_tr(void *ud, int32_t status, const char *json) {
   goRunDone((uintptr_t)ud, status, (char *)json);
 }
@@ -39,12 +55,24 @@ int32_t tn_go_toolkit_new(const char *tools_json, uintptr_t tools, tn_toolkit **
   return tn_toolkit_new(tools_json, tool_tr, (void *)tools, release_tr, out, error_out);
 }
 
+int32_t tn_go_toolkit_create(const char *spec_json, uintptr_t tools, uint32_t wired, const tn_cancel *cancel,
+                             tn_toolkit **out, char **error_out) {
+  tn_toolkit_callbacks cb = {0};
+  cb.user_data = (void *)tools;
+  cb.free_user_data = release_tr;
+  cb.tool = tool_tr;
+  cb.wait_for = (wired & TN_GO_WAIT_FOR) ? toolkit_wait_for_tr : NULL;
+  cb.skill_provider = (wired & TN_GO_SKILL_PROVIDER) ? skill_provider_tr : NULL;
+  return tn_toolkit_create_with(spec_json, &cb, cancel, out, error_out);
+}
+
 int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, tn_client **out,
                          char **error_out) {
   tn_callbacks cb = {0};
   cb.wait_for = (wired & TN_GO_WAIT_FOR) ? wait_for_tr : NULL;
   cb.transport = (wired & TN_GO_TRANSPORT) ? transport_tr : NULL;
   cb.on_error = (wired & TN_GO_ON_ERROR) ? on_error_tr : NULL;
+  cb.body_transform = (wired & TN_GO_BODY_TRANSFORM) ? body_transform_tr : NULL;
   cb.hook = hook_mask ? hook_tr : NULL;
   cb.hook_mask = hook_mask;
   return tn_client_new(options_json, &cb, out, error_out);

@@ -17,10 +17,20 @@
 #define TN_GO_WAIT_FOR 1u
 #define TN_GO_TRANSPORT 2u
 #define TN_GO_ON_ERROR 4u
+#define TN_GO_BODY_TRANSFORM 16u
+/* Which toolkit callbacks tn_go_toolkit_create wires, beside the tool trampoline: TN_GO_WAIT_FOR
+ * (MCP elicitation) and this one. */
+#define TN_GO_SKILL_PROVIDER 8u
 
 /* tn_toolkit_new with the Go tool trampoline; `tools` is a handle to the toolkit's tools,
  * released through goRelease when the engine is done with them. */
 int32_t tn_go_toolkit_new(const char *tools_json, uintptr_t tools, tn_toolkit **out, char **error_out);
+
+/* tn_toolkit_create_with the Go tool trampoline, as tn_go_toolkit_new, and the toolkit
+ * trampolines named in `wired` (TN_GO_WAIT_FOR, TN_GO_SKILL_PROVIDER), all handed `tools`;
+ * `cancel` may be NULL. */
+int32_t tn_go_toolkit_create(const char *spec_json, uintptr_t tools, uint32_t wired, const tn_cancel *cancel,
+                             tn_toolkit **out, char **error_out);
 
 /* tn_client_new with the Go trampolines named in `wired` and, when hook_mask is not 0, the
  * hook trampoline. The client has no user_data: its callbacks serve the run of their token. */

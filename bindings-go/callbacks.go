@@ -12,11 +12,14 @@ package toolnexus
 // #include "bridge.h"
 import "C"
 
-import "runtime/cgo"
+import (
+	"context"
+	"runtime/cgo"
+)
 
 // dispatch resolves the run's scope and runs work on its own goroutine, completing the token
 // with its outcome; a callback whose run has ended (or that no run of this package issued)
-// is answered at once.
+// is answered at once. A tool call of no run at all (MCP serve's) is goTool's own case.
 func dispatch(run C.uintptr_t, token C.uint64_t, work func(*runScope) outcome) {
 	tok := uint64(token)
 	sc, ok := scopeOf(uintptr(run))
@@ -24,6 +27,11 @@ func dispatch(run C.uintptr_t, token C.uint64_t, work func(*runScope) outcome) {
 		complete(tok, statusHost, "toolnexus: a callback arrived for a run that has ended")
 		return
 	}
+	serve(sc, tok, work)
+}
+
+// serve runs work for sc on its own goroutine and completes the token with its outcome.
+func serve(sc *runScope, tok uint64, work func(*runScope) outcome) {
 	go func() {
 		out := work(sc)
 		sc.callbackDone()
@@ -39,13 +47,39 @@ func dispatch(run C.uintptr_t, token C.uint64_t, work func(*runScope) outcome) {
 func goTool(tools, run C.uintptr_t, callJSON *C.char, token C.uint64_t) {
 	call := C.GoString(callJSON)
 	set, _ := handleValue(cgo.Handle(uintptr(tools))).(*toolSet)
-	dispatch(run, token, func(sc *runScope) outcome { return set.outcome(sc, call) })
+	work := func(sc *runScope) outcome { return set.outcome(sc, call) }
+	if run == 0 { // a call of no run (MCP serve's tools/call): served on a scope of its own
+		serve(newScope(context.Background(), nil), uint64(token), work)
+		return
+	}
+	dispatch(run, token, work)
 }
 
 //export goWaitFor
 func goWaitFor(run C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
 	req := C.GoString(requestJSON)
 	dispatch(run, token, func(sc *runScope) outcome { return sc.waitForOutcome(req) })
+}
+
+//export goToolkitWaitFor
+func goToolkitWaitFor(tools, run C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
+	req := C.GoString(requestJSON)
+	set, _ := handleValue(cgo.Handle(uintptr(tools))).(*toolSet)
+	work := func(*runScope) outcome { return set.waitForOutcome(req) }
+	if run == 0 { // an elicitation of no run (at connect, or of MCP serve's tools/call)
+		serve(newScope(context.Background(), nil), uint64(token), work)
+		return
+	}
+	dispatch(run, token, work)
+}
+
+// goSkillProvider runs Options.SkillProvider; it is called while the toolkit is built, by no run.
+//
+//export goSkillProvider
+func goSkillProvider(tools C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
+	_ = requestJSON // "{}": reserved
+	set, _ := handleValue(cgo.Handle(uintptr(tools))).(*toolSet)
+	serve(newScope(context.Background(), nil), uint64(token), func(*runScope) outcome { return set.skillsOutcome() })
 }
 
 //export goTransport
@@ -64,6 +98,12 @@ func goHook(run C.uintptr_t, hook *C.char, eventJSON *C.char, token C.uint64_t) 
 func goOnError(run C.uintptr_t, infoJSON *C.char, token C.uint64_t) {
 	info := C.GoString(infoJSON)
 	dispatch(run, token, func(sc *runScope) outcome { return sc.onErrorOutcome(info) })
+}
+
+//export goBodyTransform
+func goBodyTransform(run C.uintptr_t, bodyJSON *C.char, token C.uint64_t) {
+	body := C.GoString(bodyJSON)
+	dispatch(run, token, func(sc *runScope) outcome { return sc.bodyTransformOutcome(body) })
 }
 
 //export goRunDone

@@ -65,7 +65,9 @@ type ClientOptions struct {
 	// OnError decides, per failed model call, to retry (within Retries) or fail.
 	OnError func(ErrorInfo) Tier
 
-	// BodyTransform is not supported by the C ABI yet: set, it is rejected.
+	// BodyTransform rewrites each model request body just before it is sent (the whole
+	// body: model, messages, tools, parameters); returning nil sends it as built. A panic
+	// ends the run with an error.
 	BodyTransform func(body map[string]any) map[string]any
 	// MaxPartBytes (content parts) is not supported yet: non-zero, it is rejected.
 	MaxPartBytes int
@@ -105,8 +107,6 @@ type engineOptions struct {
 // unsupportedClientOption names the first option set that the C ABI cannot carry yet.
 func unsupportedClientOption(o ClientOptions) string {
 	switch {
-	case o.BodyTransform != nil:
-		return "BodyTransform"
 	case o.MaxPartBytes != 0:
 		return "MaxPartBytes (content parts)"
 	case o.OnUnsupportedPart != "":
@@ -169,6 +169,9 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	}
 	if o.OnError != nil {
 		wired |= C.TN_GO_ON_ERROR
+	}
+	if o.BodyTransform != nil {
+		wired |= C.TN_GO_BODY_TRANSFORM
 	}
 	options := cstring(string(raw))
 	defer freeC(options)

@@ -47,7 +47,6 @@ func TestHTTPErrorExposesStatusBodyAndRetryAfter(t *testing.T) {
 
 func TestUnsupportedClientOptionsAreRejected(t *testing.T) {
 	for name, edit := range map[string]func(*tn.ClientOptions){
-		"BodyTransform":     func(o *tn.ClientOptions) { o.BodyTransform = func(b map[string]any) map[string]any { return b } },
 		"MaxPartBytes":      func(o *tn.ClientOptions) { o.MaxPartBytes = 10 },
 		"OnUnsupportedPart": func(o *tn.ClientOptions) { o.OnUnsupportedPart = "text" },
 		"Store":             func(o *tn.ClientOptions) { o.Store = &memoryStore{} },
@@ -128,20 +127,7 @@ func TestMissingAPIKeyIsAConfigError(t *testing.T) {
 }
 
 func TestUnsupportedToolkitOptionsAreRejected(t *testing.T) {
-	provided := false
 	for name, opts := range map[string]tn.Options{
-		"McpConfig":        {McpConfig: map[string]any{}},
-		"SkillsDir":        {SkillsDir: []string{"skills"}},
-		"SkillsFilter":     {SkillsFilter: map[string]bool{}},
-		"SkillSampleLimit": {SkillSampleLimit: 3},
-		"DisableTools":     {DisableTools: []string{"bash"}},
-		"DisableSkills":    {DisableSkills: []string{"x"}},
-		"WaitFor":          {WaitFor: func(tn.Request) (tn.Answer, error) { return tn.Answer{}, nil }},
-		"Skills":           {Skills: []tn.SkillDef{{Name: "s", Content: "do it"}}},
-		"SkillProvider": {SkillProvider: func(context.Context) ([]tn.SkillDef, error) {
-			provided = true
-			return nil, nil
-		}},
 		"Agents": {Agents: []tn.Agent{{Card: "http://127.0.0.1:1/.well-known/agent-card.json"}}},
 	} {
 		opts.Builtins = false
@@ -150,27 +136,27 @@ func TestUnsupportedToolkitOptionsAreRejected(t *testing.T) {
 			t.Errorf("%s: want a clear rejection, got %v", name, err)
 		}
 	}
-	if provided {
-		t.Error("a rejected SkillProvider must not be called")
-	}
 }
 
-// The Go port reads a nil Builtins as "on"; the engine has no built-in tools, so only an
-// explicit false builds a toolkit.
-func TestBuiltinsMustBeFalse(t *testing.T) {
-	for name, value := range map[string]any{"nil": nil, "true": true, "a configuration": map[string]any{"bash": true}} {
-		_, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: value})
-		var te *tn.Error
-		if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument || !strings.Contains(err.Error(), "option Builtins") ||
-			!strings.Contains(err.Error(), "not supported") || !strings.Contains(err.Error(), "set Builtins: false") {
-			t.Errorf("Builtins %s: want a clear rejection, got %v", name, err)
-		}
+// Builtins is the engine's to read: nil is on (all ten), false off, and a value it cannot
+// read is its invalid_argument error, not a rule of this package.
+func TestBuiltinsAreTheEngines(t *testing.T) {
+	tk, err := tn.CreateToolkit(context.Background(), tn.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := tn.CreateToolkit(context.Background(), tn.Options{}); err == nil || !strings.Contains(err.Error(), "nil means on") {
-		t.Errorf("the zero Options: got %v", err)
+	defer tk.Close()
+	if n := len(tk.Tools()); n != 10 {
+		t.Errorf("the zero Options: want the ten built-ins, got %d tools", n)
 	}
-	if _, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: false}); err != nil {
-		t.Errorf("Builtins false: %v", err)
+	off, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: false})
+	if err != nil || len(off.Tools()) != 0 {
+		t.Errorf("Builtins false: got %v, %v", off, err)
+	}
+	_, err = tn.CreateToolkit(context.Background(), tn.Options{Builtins: "yes"})
+	var te *tn.Error
+	if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument || !strings.Contains(err.Error(), "builtins") {
+		t.Errorf("Builtins \"yes\": want the engine's invalid_argument, got %v", err)
 	}
 }
 

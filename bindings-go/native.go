@@ -1,8 +1,5 @@
 package toolnexus
 
-// #include "bridge.h"
-import "C"
-
 import (
 	"context"
 	"log"
@@ -43,10 +40,11 @@ func NativeTool(
 // As at creation a later duplicate name is dropped; a tool the engine refuses (a relay tool
 // named like a built-in, a tool without Execute) is not added either, and the reason is
 // logged, since the port's signature has no error to return it through. Each added tool
-// makes the toolkit's engine toolkit anew; runs in progress finish with the one they started
-// with.
+// makes the toolkit's engine toolkit anew, from its sources too (its MCP servers are started
+// again, and the previous ones stop once no run uses them); runs in progress finish with the
+// one they started with.
 func (tk *Toolkit) Register(tools ...Tool) *Toolkit {
-	if tk == nil {
+	if tk == nil || tk.tkState == nil {
 		return nil
 	}
 	tk.mu.Lock()
@@ -56,26 +54,9 @@ func (tk *Toolkit) Register(tools ...Tool) *Toolkit {
 			log.Printf("[toolnexus] tool %q not registered: the toolkit is closed", t.Name)
 			continue
 		}
-		if err := tk.rebuild(append(append([]Tool(nil), tk.tools...), t)); err != nil {
+		if err := tk.build(context.Background(), append(append([]Tool(nil), tk.host...), t)); err != nil {
 			log.Printf("[toolnexus] tool %q not registered: %v", t.Name, err)
 		}
 	}
 	return tk
-}
-
-// rebuild replaces the engine toolkit with one of tools; on failure the toolkit is unchanged.
-// The caller holds tk.mu.
-func (tk *Toolkit) rebuild(tools []Tool) error {
-	native, kept, err := newEngineToolkit(tools)
-	if err != nil {
-		return err
-	}
-	next := &Toolkit{native: native}
-	if err := next.describe(kept); err != nil {
-		C.tn_toolkit_free(native)
-		return err
-	}
-	C.tn_toolkit_free(tk.native)
-	tk.native, tk.tools, tk.byName, tk.styles = next.native, next.tools, next.byName, next.styles
-	return nil
 }

@@ -1,7 +1,7 @@
 package toolnexus
 
 // The Go port's types for options the engine does not have yet (a conversation store, metrics,
-// skills as data, A2A agents). They are here, with the port's names and shapes, so that code
+// A2A agents). They are here, with the port's names and shapes, so that code
 // written for the port compiles against this package; an option that carries one is rejected
 // when set (CreateClient, CreateToolkit), never ignored.
 
@@ -35,16 +35,6 @@ type MetricEvent struct {
 	Error            string // the failure, only on a failed run
 	Warning          string // an advisory text (the port's classifier events)
 	Question         string // the classifier question an event is about
-}
-
-// SkillDef is a skill supplied as data rather than found on disk (Options.Skills and
-// Options.SkillProvider).
-type SkillDef struct {
-	Name        string
-	Description string
-	Content     string   // the instructions
-	Resources   []string // logical resource names; nil: instruction-only
-	Base        string   // logical base; empty means skill://<name>/
 }
 
 // Agent points at a remote A2A agent's card; each skill it advertises becomes a tool

@@ -67,12 +67,7 @@ func withToolkit(tk *Toolkit, start func(*C.tn_toolkit) error) error {
 	if tk == nil {
 		return start(nil)
 	}
-	tk.mu.RLock()
-	defer tk.mu.RUnlock()
-	if tk.native == nil {
-		return bindingError(KindInvalidArgument, "the toolkit is closed")
-	}
-	return start(tk.native)
+	return tk.tkState.with(start)
 }
 
 // runContext is the context tools, hooks and the HTTPClient see: the caller's, reporting the

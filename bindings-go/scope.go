@@ -102,6 +102,50 @@ func guard(what string, f func() error) (err error) {
 // keep it, so a toolSet never changes.
 type toolSet struct {
 	tools []Tool
+	// The toolkit's own callbacks (Options.WaitFor, Options.SkillProvider), and the ctx the
+	// toolkit is built with, which the skill provider gets.
+	waitFor       func(Request) (Answer, error)
+	skillProvider func(context.Context) ([]SkillDef, error)
+	ctx           context.Context
+}
+
+// waitForOutcome asks Options.WaitFor about an MCP server's elicitation. Its error goes back
+// to the server as the engine words it, so it is completed as a plain error status.
+func (ts *toolSet) waitForOutcome(requestJSON string) outcome {
+	if ts == nil || ts.waitFor == nil {
+		return reply(statusHost, "toolnexus: no Go WaitFor for this toolkit")
+	}
+	out := answerOutcome("WaitFor", ts.waitFor, requestJSON)
+	out.hostErr = nil
+	return out
+}
+
+// skillsOutcome runs Options.SkillProvider and completes with its SkillDefs; its error (or
+// panic) is an error status, which the engine makes a warning.
+func (ts *toolSet) skillsOutcome() outcome {
+	if ts == nil || ts.skillProvider == nil {
+		return reply(statusHost, "toolnexus: no Go SkillProvider for this toolkit")
+	}
+	ctx := ts.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var defs []SkillDef
+	err := guard("SkillProvider", func() (err error) {
+		defs, err = ts.skillProvider(ctx)
+		return err
+	})
+	if err != nil {
+		return reply(statusHost, err.Error())
+	}
+	if defs == nil {
+		defs = []SkillDef{}
+	}
+	b, err := json.Marshal(defs)
+	if err != nil {
+		return reply(statusHost, fmt.Sprintf("SkillProvider returned skills that are not JSON: %v", err))
+	}
+	return reply(statusOK, string(b))
 }
 
 // outcome runs the Go tool a call names, in the run of sc, and returns the completion for it.
@@ -138,13 +182,18 @@ func (ts *toolSet) outcome(sc *runScope, callJSON string) outcome {
 // waitForOutcome asks ClientOptions.WaitFor to resolve a suspension. The zero Answer means
 // "no answer" (a decline); an Answer with an empty ID answers the Request it was given.
 func (s *runScope) waitForOutcome(requestJSON string) outcome {
+	return answerOutcome("WaitFor", s.opts.WaitFor, requestJSON)
+}
+
+// answerOutcome asks waitFor (named what) about the Request of requestJSON.
+func answerOutcome(what string, waitFor func(Request) (Answer, error), requestJSON string) outcome {
 	var req Request
 	if err := json.Unmarshal([]byte(requestJSON), &req); err != nil {
 		return reply(statusHost, "toolnexus: unreadable request: "+err.Error())
 	}
 	var ans Answer
-	err := guard("WaitFor", func() (err error) {
-		ans, err = s.opts.WaitFor(req)
+	err := guard(what, func() (err error) {
+		ans, err = waitFor(req)
 		return err
 	})
 	if err != nil {
@@ -158,7 +207,31 @@ func (s *runScope) waitForOutcome(requestJSON string) outcome {
 	}
 	b, err := json.Marshal(ans)
 	if err != nil {
-		return failed(fmt.Errorf("WaitFor returned an Answer that is not JSON: %w", err))
+		return failed(fmt.Errorf("%s returned an Answer that is not JSON: %w", what, err))
+	}
+	return reply(statusOK, string(b))
+}
+
+// bodyTransformOutcome hands the request body to ClientOptions.BodyTransform: nil sends it
+// as built, a map replaces it.
+func (s *runScope) bodyTransformOutcome(bodyJSON string) outcome {
+	var body map[string]any
+	if err := json.Unmarshal([]byte(bodyJSON), &body); err != nil {
+		return reply(statusHost, "toolnexus: unreadable request body: "+err.Error())
+	}
+	var out map[string]any
+	if err := guard("BodyTransform", func() error {
+		out = s.opts.BodyTransform(body)
+		return nil
+	}); err != nil {
+		return failed(err)
+	}
+	if out == nil {
+		return reply(statusOK, "null")
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return failed(fmt.Errorf("BodyTransform returned a body that is not JSON: %w", err))
 	}
 	return reply(statusOK, string(b))
 }

@@ -76,4 +76,6 @@ type Tool struct {
 	// or a panic, becomes an error result the model sees; it never ends the run. ctx is never
 	// nil when the engine calls it.
 	Execute func(args map[string]any, ctx *ToolContext) (ToolResult, error) `json:"-"`
+
+	http *HTTPToolOptions // set by HTTPTool: declared to the engine as an HTTP tool
 }

@@ -3,6 +3,12 @@ package toolnexus
 // The engine's JSON shapes (snake_case) and their conversion to and from this package's
 // types (which keep the Go port's JSON tags). Pure mapping, no I/O.
 
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+)
+
 // wireToolResult is the engine's ToolResult.
 type wireToolResult struct {
 	Output   string         `json:"output"`
@@ -14,6 +20,55 @@ type wireToolResult struct {
 // tags differ.
 
 func (w wireToolResult) toResult() ToolResult { return ToolResult(w) }
+
+// UnmarshalJSON decodes a tool result with its metadata's integral numbers as int (see
+// decodeMetadata).
+func (w *wireToolResult) UnmarshalJSON(data []byte) error {
+	type plain wireToolResult
+	var p plain
+	if err := decodeNumbers(data, &p); err != nil {
+		return err
+	}
+	p.Metadata = decodeMetadata(p.Metadata)
+	*w = wireToolResult(p)
+	return nil
+}
+
+// decodeNumbers decodes data into v with every number of an `any` kept as a json.Number.
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// decodeMetadata turns the json.Numbers of metadata decoded by decodeNumbers (nested ones
+// too) into Go's numbers, as a Go tool writes them: an integral number that fits is an int,
+// any other a float64.
+func decodeMetadata(m map[string]any) map[string]any {
+	for k, v := range m {
+		m[k] = goNumbers(v)
+	}
+	return m
+}
+
+func goNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil && i >= math.MinInt && i <= math.MaxInt {
+			return int(i)
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		return decodeMetadata(x)
+	case []any:
+		for i, e := range x {
+			x[i] = goNumbers(e)
+		}
+		return x
+	}
+	return v
+}
 
 func toWireResult(r ToolResult) wireToolResult { return wireToolResult(r) }
 
@@ -57,6 +112,25 @@ type wireToolCallRecord struct {
 	Output   string         `json:"output"`
 	IsError  bool           `json:"is_error"`
 	Metadata map[string]any `json:"metadata"`
+}
+
+// UnmarshalJSON decodes a tool call record with its metadata's numbers as a tool result's
+// (decodeMetadata); its arguments keep encoding/json's float64.
+func (w *wireToolCallRecord) UnmarshalJSON(data []byte) error {
+	type plain wireToolCallRecord
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	var meta struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeNumbers(data, &meta); err != nil {
+		return err
+	}
+	p.Metadata = decodeMetadata(meta.Metadata)
+	*w = wireToolCallRecord(p)
+	return nil
 }
 
 type wireUsage struct {

@@ -137,6 +137,8 @@ export declare class McpServer {
   get url(): string
   /** The names of the tools it exposes. */
   get tools(): Array<string>
+  /** The server's base URL, `http://<addr>`. */
+  get baseUrl(): string
   /** Stops listening and ends every open connection. */
   close(): Promise<void>
 }
@@ -148,6 +150,20 @@ export declare class McpSource {
   /** Every configured server's status. */
   get status(): Record<string, McpStatus>
   /** Ends every connection (the tools answer with an error from then on). */
+  close(): Promise<void>
+}
+
+/** What `Toolkit.serve` returns, as the JS port's `ServeHandle`: `url` is the server's base. */
+export declare class ServeHandle {
+  /** The server's base URL, `http://<addr>` (MCP at `url + "/mcp"`). */
+  get url(): string
+  /** The MCP endpoint. */
+  get mcpUrl(): string
+  /** The names of the tools it exposes. */
+  get tools(): Array<string>
+  /** Stops the server. */
+  stop(): Promise<void>
+  /** Alias of `stop()`. */
   close(): Promise<void>
 }
 
@@ -217,6 +233,13 @@ export declare class Toolkit {
    * process alive until `close()`.
    */
   serveMcp(opts?: McpServeOptions | undefined | null): Promise<McpServer>
+  /**
+   * Serves the toolkit at `addr` (`host:port`) as the JS port does: `opts.mcp` is the MCP
+   * profile (`name`, `version`, `tools`, `token`, `allowedOrigins`; without it, the
+   * `mcpServer` block of the config the toolkit was built from). A2A serving and `onCall`
+   * are not in this build. The handle's `url` is the server's base (MCP at `url + "/mcp"`).
+   */
+  serve(addr: string, opts?: { mcp?: McpServeOptions; a2a?: never; onCall?: never } | undefined | null): Promise<ServeHandle>
 }
 
 /** The resolution of a Request (wire keys). */
@@ -436,9 +459,9 @@ export declare function listMcpTools(input: string | Record<string, unknown>, op
 
 /**
  * Discovers and validates skills without exposing any: the unfiltered inventory and every
- * refusal with its reason.
+ * refusal with its reason. Synchronous, as in the JS port.
  */
-export declare function listSkills(input: string | string[] | LoadSkillsOptions): Promise<SkillInventory>
+export declare function listSkills(input: string | string[] | LoadSkillsOptions): SkillInventory
 
 /**
  * Connects to every enabled server and converts its tools. A failed server is isolated
@@ -456,9 +479,9 @@ export interface LoadMcpOptions {
 
 /**
  * Discovers skills (folders and/or data), applies the filter and builds the `skill` tool.
- * Async here: the engine reads the folders off the JS thread.
+ * Synchronous, as in the JS port: the folders are read on the calling thread.
  */
-export declare function loadSkills(input: string | string[] | LoadSkillsOptions): Promise<SkillSource>
+export declare function loadSkills(input: string | string[] | LoadSkillsOptions): SkillSource
 
 /** `loadSkills` / `listSkills` options (read by the engine). */
 export interface LoadSkillsOptions {
@@ -492,6 +515,12 @@ export interface McpServeOptions {
   /** Browser origins allowed besides the server's own (`scheme://host:port`). */
   allowedOrigins?: Array<string>
 }
+
+/**
+ * The server entries of an MCP config (a path or an object) as written: the JS port's
+ * `parseMcpConfig`.
+ */
+export declare function parseMcpConfig(input: string | Record<string, unknown>): Record<string, unknown>
 
 /**
  * A suspension: an error ToolResult whose `metadata.pending` is the Request; its output is
@@ -588,6 +617,9 @@ export declare function sanitize(value: string): string
  */
 export declare function selectBuiltins(cfg?: BuiltinsConfig): Tool[]
 
+/** The `skill` tool's description (the JS port's constant). */
+export declare const SKILL_TOOL_DESCRIPTION: string
+
 /** A skill supplied as data. */
 export interface SkillDef {
   name: string
@@ -621,6 +653,9 @@ export interface SkillInventory {
   skills: Array<SkillInfo>
   skipped: Array<SkillSkip>
 }
+
+/** The first lines of the skills catalog in the system prompt (the JS port's constant). */
+export declare const SKILLS_PROMPT_PREAMBLE: string
 
 /** A candidate that did not become a skill. */
 export interface SkillSkip {

@@ -38,6 +38,9 @@ module.exports = {
   elicitationToRequest: native.elicitationToRequest,
   answerToElicitResult: native.answerToElicitResult,
   exposedMcpTools: native.exposedMcpTools,
+  parseMcpConfig: native.parseMcpConfig,
+  SKILLS_PROMPT_PREAMBLE: native.SKILLS_PROMPT_PREAMBLE,
+  SKILL_TOOL_DESCRIPTION: native.SKILL_TOOL_DESCRIPTION,
   version: native.version,
   Client: native.Client,
   Toolkit: native.Toolkit,
@@ -45,5 +48,6 @@ module.exports = {
   SkillSource: native.SkillSource,
   McpSource: native.McpSource,
   McpServer: native.McpServer,
+  ServeHandle: native.ServeHandle,
   ...errors,
 }

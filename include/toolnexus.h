@@ -37,7 +37,7 @@
 
 // The ABI version this library implements. A binding checks it at load time and asks for a
 // rebuild when it differs from the version it was built against.
-#define TN_ABI_VERSION 1
+#define TN_ABI_VERSION 2
 
 // `tn_callbacks.hook_mask` bit: call the hook for `before_llm`.
 #define TN_HOOK_BEFORE_LLM 1
@@ -143,6 +143,13 @@ typedef void (*tn_on_error_fn)(void *user_data,
                                const char *info_json,
                                uint64_t token);
 
+// Rewrites each model request body just before it is sent: `body_json` is the body (the
+// model, messages, tools and every request parameter). Complete with a JSON object to send
+// instead, or `null` to send it unchanged; an error status ends the run with that message.
+typedef void (*tn_body_transform_fn)(void *user_data,
+                                     const char *body_json,
+                                     uint64_t token);
+
 // The host behaviour of a client. Every field may be NULL / 0. Callbacks run on library
 // threads, get `user_data` back, and answer through `tn_complete`.
 typedef struct tn_callbacks {
@@ -160,6 +167,9 @@ typedef struct tn_callbacks {
   uint32_t hook_mask;
   // Classifies failed model calls; NULL retries what the default policy retries.
   tn_on_error_fn on_error;
+  // Rewrites each request body before it is sent; NULL sends it as built. (Added in ABI
+  // version 2: a host built against version 1 passes a shorter struct.)
+  tn_body_transform_fn body_transform;
 } tn_callbacks;
 
 // Called once when an async call ends: `status` is `TN_OK` with the call's result JSON, or an
@@ -175,6 +185,31 @@ typedef void (*tn_done_fn)(void *user_data,
 typedef void (*tn_tool_fn)(void *user_data,
                            const char *call_json,
                            uint64_t token);
+
+// Computes data skills when a toolkit is built (`tn_toolkit_create_with`): `request_json`
+// is `{}` (reserved). Complete with a JSON array of SkillDefs (`{"name", "description",
+// "content", "resources"?, "base"?}`); an error status becomes a warning on the toolkit and
+// the other skill sources still load.
+typedef void (*tn_skill_provider_fn)(void *user_data,
+                                     const char *request_json,
+                                     uint64_t token);
+
+// The host behaviour of a toolkit made by `tn_toolkit_create_with`. Every field may be NULL.
+// Callbacks run on library threads, get `user_data` back, and answer through `tn_complete`.
+typedef struct tn_toolkit_callbacks {
+  // Handed back to every callback.
+  void *user_data;
+  // Called once with `user_data` when the toolkit is freed and no run uses it any more.
+  tn_free_fn free_user_data;
+  // Runs the host's own (non-relay) tools, as for `tn_toolkit_new`.
+  tn_tool_fn tool;
+  // Where an MCP server's questions to the user go (elicitation): a form is a Request of
+  // kind `input`, a URL one of kind `authorization`; complete with an Answer or `null`.
+  // NULL: servers are told this client cannot answer them.
+  tn_wait_for_fn wait_for;
+  // Data skills computed when the toolkit is built.
+  tn_skill_provider_fn skill_provider;
+} tn_toolkit_callbacks;
 
 #ifdef __cplusplus
 extern "C" {
@@ -423,7 +458,8 @@ int32_t tn_skill_texts(char **texts_out,
 // is isolated: its status is `failed` and a warning says why (`tn_toolkit_warnings`).
 // Blocks while the servers start; `cancel` (may be NULL), fired, aborts that with
 // `TN_ERR_CANCELLED`. Refused with `TN_ERR_REENTRANT` inside a callback. The servers run
-// until `tn_toolkit_close`, or until the toolkit is freed and no run uses it.
+// until `tn_toolkit_close`, or until the toolkit is freed and no run uses it. The library
+// owns `user_data` from this call on, as for `tn_toolkit_new`.
 //
 // # Safety
 // As `tn_toolkit_new`; `cancel` is NULL or a live `tn_cancel`.
@@ -434,6 +470,17 @@ int32_t tn_toolkit_create(const char *spec_json,
                           const struct tn_cancel *cancel,
                           struct tn_toolkit **out,
                           char **error_out);
+
+// `tn_toolkit_create` with every host callback of a toolkit: its tools, MCP elicitation
+// (`wait_for`) and a skill provider. `callbacks` may be NULL; the struct is copied.
+//
+// # Safety
+// As `tn_toolkit_create`; `callbacks` is NULL or points to a `tn_toolkit_callbacks`.
+int32_t tn_toolkit_create_with(const char *spec_json,
+                               const struct tn_toolkit_callbacks *callbacks,
+                               const struct tn_cancel *cancel,
+                               struct tn_toolkit **out,
+                               char **error_out);
 
 // Writes the toolkit's skill catalog for the system prompt to `*prompt_out` (empty without
 // a skill source). A run already appends it to the client's system prompt.
@@ -463,17 +510,21 @@ int32_t tn_toolkit_mcp_status(const struct tn_toolkit *toolkit,
 int32_t tn_toolkit_close(const struct tn_toolkit *toolkit,
                          char **error_out);
 
-// Serves `toolkit` as an MCP server over streamable HTTP. `options_json` may be NULL (the
-// defaults) or an object: `addr` (`host:port`, default `127.0.0.1:0`, any address off
-// loopback only with a `token`), `name`, `version`, `tools` (expose exactly these; without
-// it the command and file built-ins and relay tools are left out), `token` (the bearer
-// token every request must carry), `allowed_origins`. `tn_mcp_server_info` tells the URL.
+// Serves `toolkit` as an MCP server over streamable HTTP. `options_json` is an object:
+// `addr` (`host:port`, default `127.0.0.1:0`, any address off loopback only with a
+// `token`), `name`, `version`, `tools` (expose exactly these; without it the command and
+// file built-ins and relay tools are left out), `token` (the bearer token every request
+// must carry), `allowed_origins` (`{}`: the defaults); or NULL: the `mcpServer` block of
+// the `mcp_config` the toolkit was made from (a toolkit without one is
+// `TN_ERR_INVALID_ARGUMENT`). `addr`, when not NULL, is where to listen whatever the
+// options say. `tn_mcp_server_info` tells the URL.
 //
 // # Safety
-// `toolkit` is a pointer this library returned; `options_json` NULL or a NUL-terminated
-// string; `out` writable.
+// `toolkit` is a pointer this library returned; `options_json` and `addr` NULL or
+// NUL-terminated strings; `out` writable.
 int32_t tn_mcp_serve(const struct tn_toolkit *toolkit,
                      const char *options_json,
+                     const char *addr,
                      struct tn_mcp_server **out,
                      char **error_out);
 

@@ -249,6 +249,7 @@ pub fn exposed_mcp_tools(env: &Env, tools: Unknown, cfg: Unknown) -> napi::Resul
 #[napi]
 pub struct McpServer {
     url: String,
+    base_url: String,
     tools: Vec<String>,
     server: Arc<Mutex<engine::mcp::McpServer>>,
     /// Fired by `close`: ends what keeps the process alive while serving.
@@ -267,6 +268,12 @@ impl McpServer {
     #[napi(getter)]
     pub fn tools(&self) -> Vec<String> {
         self.tools.clone()
+    }
+
+    /// The server's base URL, `http://<addr>`.
+    #[napi(getter)]
+    pub fn base_url(&self) -> String {
+        self.base_url.clone()
     }
 
     /// Stops listening and ends every open connection.
@@ -289,8 +296,92 @@ pub fn serve<'e>(
     opts: Unknown<'e>,
 ) -> napi::Result<PromiseRaw<'e, McpServer>> {
     let opts = serve_options(env, opts, "Toolkit.serveMcp")?;
+    start(env, toolkit, opts, |s| s)
+}
+
+/// What `Toolkit.serve` returns, as the JS port's `ServeHandle`: `url` is the server's base.
+#[napi]
+pub struct ServeHandle {
+    server: McpServer,
+}
+
+#[napi]
+impl ServeHandle {
+    /// The server's base URL, `http://<addr>` (MCP at `url + "/mcp"`).
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        self.server.base_url.clone()
+    }
+
+    /// The MCP endpoint.
+    #[napi(getter)]
+    pub fn mcp_url(&self) -> String {
+        self.server.url.clone()
+    }
+
+    /// The names of the tools it exposes.
+    #[napi(getter)]
+    pub fn tools(&self) -> Vec<String> {
+        self.server.tools.clone()
+    }
+
+    /// Stops the server.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn stop<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
+        self.server.close(env)
+    }
+
+    /// Alias of `stop()`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
+        self.server.close(env)
+    }
+}
+
+/// `Toolkit.serve(addr, {mcp})`: the JS port's entry. Without `mcp`, the `mcpServer` block of
+/// the config the toolkit was built from; A2A serving (`a2a`, `client`, `onTask`) and
+/// `onCall` are not in this build, and asking for them is an error.
+pub fn serve_at<'e>(
+    env: &'e Env,
+    toolkit: Arc<engine::Toolkit>,
+    addr: Unknown<'e>,
+    opts: Unknown<'e>,
+) -> napi::Result<PromiseRaw<'e, ServeHandle>> {
+    const F: &str = "Toolkit.serve";
+    let addr: String = crate::args::arg(env, addr, F, "addr", "a string host:port")?;
+    let opts = match json_value(env, opts, F, "opts")? {
+        Value::Null => Map::new(),
+        Value::Object(o) => o,
+        _ => return Err(throw(env, crate::error::invalid(format!("{F}: opts must be an object")))),
+    };
+    for key in ["a2a", "client", "onTask", "onCall"] {
+        if opts.get(key).is_some_and(|v| !v.is_null()) {
+            return Err(throw(env, crate::error::invalid(format!("{F}: {key} is not available in this build"))));
+        }
+    }
+    let mut options = match opts.get("mcp").filter(|v| !v.is_null()) {
+        Some(profile) => engine::mcp::McpServeOptions::from_json(profile).map_err(|e| throw(env, e))?,
+        None => match toolkit.mcp_serve_options() {
+            Some(profile) => profile.clone(),
+            None => {
+                let why = format!("{F}: serving without an mcp profile (A2A only) is not available in this build");
+                return Err(throw(env, crate::error::invalid(why)));
+            }
+        },
+    };
+    options.set_addr(&addr).map_err(|e| throw(env, e))?;
+    start(env, toolkit, options, |server| ServeHandle { server })
+}
+
+/// Starts the engine's server; the Promise gets `wrap` of it.
+fn start<'e, T: napi::bindgen_prelude::ToNapiValue + 'static>(
+    env: &'e Env,
+    toolkit: Arc<engine::Toolkit>,
+    opts: engine::mcp::McpServeOptions,
+    wrap: fn(McpServer) -> T,
+) -> napi::Result<PromiseRaw<'e, T>> {
     let work = engine::mcp::serve_mcp(toolkit, opts);
-    keepalive::spawn(env, keepalive::next_id(), work, |env, started| {
+    keepalive::spawn(env, keepalive::next_id(), work, move |env, started| {
         let server = started.map_err(|e| throw(env, e))?;
         crate::warning::emit(env, server.warnings())?;
         let closed = CancellationToken::new();
@@ -298,11 +389,23 @@ pub fn serve<'e>(
         let until = closed.clone();
         let _: PromiseRaw<()> =
             keepalive::spawn(env, keepalive::next_id(), async move { until.cancelled().await }, |_, ()| Ok(()))?;
-        Ok(McpServer {
+        Ok(wrap(McpServer {
             url: server.url().to_string(),
+            base_url: server.base_url().to_string(),
             tools: server.tool_names().to_vec(),
             server: Arc::new(Mutex::new(server)),
             closed,
-        })
+        }))
     })
+}
+
+/// The server entries of an MCP config (a path or an object) as written: the JS port's
+/// `parseMcpConfig`.
+#[napi(ts_args_type = "input: string | Record<string, unknown>", ts_return_type = "Record<string, unknown>")]
+pub fn parse_mcp_config(env: &Env, input: Unknown) -> napi::Result<Map<String, Value>> {
+    let value = match json_value(env, input, "parseMcpConfig", "input")? {
+        Value::String(path) => McpConfig::read_file(path).map_err(|e| throw(env, e))?,
+        other => other,
+    };
+    McpConfig::server_entries(&value).map_err(|e| throw(env, e))
 }

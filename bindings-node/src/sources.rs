@@ -4,14 +4,13 @@
 //! engine; this side converts arguments and results.
 
 use engine::{SkillOrigin, SkillsSpec};
-use napi::bindgen_prelude::{Either, Object, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{Either, Object, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use serde_json::{json, Map, Value};
 
 use crate::args::{arg, object_arg};
 use crate::error::{invalid, throw};
-use crate::keepalive;
 use crate::options::{json_value, plain_json};
 use crate::tool::Tool;
 
@@ -246,31 +245,33 @@ impl SkillSource {
 }
 
 /// Discovers skills (folders and/or data), applies the filter and builds the `skill` tool.
-/// Async here: the engine reads the folders off the JS thread.
-#[napi(ts_args_type = "input: string | string[] | LoadSkillsOptions", ts_return_type = "Promise<SkillSource>")]
-pub fn load_skills<'e>(env: &'e Env, input: Unknown<'e>) -> napi::Result<PromiseRaw<'e, SkillSource>> {
+/// Synchronous, as in the JS port: the folders are read on the calling thread.
+#[napi(ts_args_type = "input: string | string[] | LoadSkillsOptions")]
+pub fn load_skills(env: &Env, input: Unknown) -> napi::Result<SkillSource> {
     let spec = skills_arg(env, input, "loadSkills")?;
-    let work = async move { engine::load_skills(&spec, None).await };
-    keepalive::spawn(env, keepalive::next_id(), work, |env, loaded| {
-        let parsed = loaded.map_err(|e| throw(env, e))?;
-        crate::warning::emit(env, &parsed.warnings)?;
-        Ok(SkillSource { catalog: parsed.value })
-    })
+    let parsed = engine::load_skills_now(&spec);
+    crate::warning::emit(env, &parsed.warnings)?;
+    Ok(SkillSource { catalog: parsed.value })
 }
 
 /// Discovers and validates skills without exposing any: the unfiltered inventory and every
-/// refusal with its reason.
-#[napi(ts_args_type = "input: string | string[] | LoadSkillsOptions", ts_return_type = "Promise<SkillInventory>")]
-pub fn list_skills<'e>(env: &'e Env, input: Unknown<'e>) -> napi::Result<PromiseRaw<'e, SkillInventory>> {
+/// refusal with its reason. Synchronous, as in the JS port.
+#[napi(ts_args_type = "input: string | string[] | LoadSkillsOptions")]
+pub fn list_skills(env: &Env, input: Unknown) -> napi::Result<SkillInventory> {
     let spec = skills_arg(env, input, "listSkills")?;
-    let work = async move { engine::list_skills(&spec, None).await };
-    keepalive::spawn(env, keepalive::next_id(), work, |env, listed| {
-        let parsed = listed.map_err(|e| throw(env, e))?;
-        crate::warning::emit(env, &parsed.warnings)?;
-        let inv = parsed.value;
-        Ok(SkillInventory {
-            skills: inv.skills.iter().map(skill_info).collect(),
-            skipped: inv.skipped.iter().map(skill_skip).collect(),
-        })
+    let parsed = engine::list_skills_now(&spec);
+    crate::warning::emit(env, &parsed.warnings)?;
+    let inv = parsed.value;
+    Ok(SkillInventory {
+        skills: inv.skills.iter().map(skill_info).collect(),
+        skipped: inv.skipped.iter().map(skill_skip).collect(),
     })
 }
+
+/// The first lines of the skills catalog in the system prompt (the JS port's constant).
+#[napi]
+pub const SKILLS_PROMPT_PREAMBLE: &str = engine::skill::SKILLS_PROMPT_PREAMBLE;
+
+/// The `skill` tool's description (the JS port's constant).
+#[napi]
+pub const SKILL_TOOL_DESCRIPTION: &str = engine::skill::SKILL_TOOL_DESCRIPTION;

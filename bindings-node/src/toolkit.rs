@@ -325,4 +325,21 @@ impl Toolkit {
     ) -> napi::Result<PromiseRaw<'e, crate::mcp::McpServer>> {
         crate::mcp::serve(env, self.snapshot(), opts)
     }
+
+    /// Serves the toolkit at `addr` (`host:port`) as the JS port does: `opts.mcp` is the MCP
+    /// profile (`name`, `version`, `tools`, `token`, `allowedOrigins`; without it, the
+    /// `mcpServer` block of the config the toolkit was built from). A2A serving and `onCall`
+    /// are not in this build. The handle's `url` is the server's base (MCP at `url + "/mcp"`).
+    #[napi(
+        ts_args_type = "addr: string, opts?: { mcp?: McpServeOptions; a2a?: never; onCall?: never } | undefined | null",
+        ts_return_type = "Promise<ServeHandle>"
+    )]
+    pub fn serve<'e>(
+        &self,
+        env: &'e Env,
+        addr: Unknown<'e>,
+        opts: Unknown<'e>,
+    ) -> napi::Result<PromiseRaw<'e, crate::mcp::ServeHandle>> {
+        crate::mcp::serve_at(env, self.snapshot(), addr, opts)
+    }
 }

@@ -425,6 +425,47 @@ describe('serving a toolkit over MCP', () => {
   })
 })
 
+describe('the JS port\'s serve and config names', () => {
+  test('parseMcpConfig unwraps as upstream, from an object or a file', () => {
+    const servers = { foo: { command: ['x'] } }
+    for (const c of [{ mcpServers: servers }, { servers }, { mcp: servers }, servers]) assert.deepEqual(tn.parseMcpConfig(c), servers)
+    const file = path.join(tempDir(), 'mcp.json')
+    fs.writeFileSync(file, JSON.stringify({ mcpServers: servers, builtins: false }))
+    assert.deepEqual(tn.parseMcpConfig(file), servers)
+    assert.throws(() => tn.parseMcpConfig(path.join(tempDir(), 'none.json')), tn.InvalidArgumentError)
+  })
+
+  test('loadSkills and listSkills answer at once, as in the JS port', () => {
+    const source = tn.loadSkills(path.join(SKILLS, 'hello-world'))
+    assert.ok(!(source instanceof Promise))
+    assert.ok(source.prompt().startsWith(tn.SKILLS_PROMPT_PREAMBLE.slice(0, 20)))
+    assert.equal(source.tool.description, tn.SKILL_TOOL_DESCRIPTION)
+    assert.ok(source.skills['hello-world'])
+    assert.ok(tn.listSkills({ dirs: [SKILLS] }).skipped.length > 0)
+    assert.throws(() => tn.loadSkills({ skillsDir: SKILLS }), (e) => e instanceof tn.InvalidArgumentError && /skillsDir/.test(e.message))
+  })
+
+  mcpTest('Toolkit.serve takes the mcp profile, or the mcpServer block of its config; A2A is refused', async () => {
+    const tk = await tn.createToolkit({ mcpConfig: { mcpServer: { name: 'from-config' } }, builtins: false })
+    const srv = await tk.serve('127.0.0.1:0')
+    try {
+      assert.match(srv.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+      assert.equal(srv.mcpUrl, srv.url + '/mcp')
+      const r = await fetch(srv.mcpUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      })
+      assert.equal((await r.json()).result.serverInfo.name, 'from-config')
+    } finally {
+      await srv.stop()
+    }
+    const plain = await tn.createToolkit({ builtins: false })
+    assert.throws(() => plain.serve('127.0.0.1:0'), tn.InvalidArgumentError)
+    assert.throws(() => plain.serve('127.0.0.1:0', { mcp: {}, a2a: { name: 'x' } }), tn.InvalidArgumentError)
+  })
+})
+
 // ---- one agent run through every source -----------------------------------------------------
 
 describe('an agent run over every source', () => {

@@ -67,8 +67,8 @@ pub use http_tool::{
 };
 pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
 pub use skill::{
-    list_skills, load_skills, SkillCatalog, SkillDef, SkillInfo, SkillInventory, SkillOrigin, SkillProvider, SkillSkip,
-    SkillsSpec, SkipReason, SKILLS_SPEC_KEYS,
+    list_skills, list_skills_now, load_skills, load_skills_now, SkillCatalog, SkillDef, SkillInfo, SkillInventory,
+    SkillOrigin, SkillProvider, SkillSkip, SkillsSpec, SkipReason, SKILLS_SPEC_KEYS,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};

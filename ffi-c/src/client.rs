@@ -10,8 +10,8 @@ use crate::done::{start_async, tn_done_fn};
 use crate::guard::{call, in_json, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{
-    tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_transport_fn, tn_wait_for_fn, CHooks, COnError, CTransport, CWaitFor,
-    HostData,
+    tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_transport_fn, tn_wait_for_fn, CBodyTransform,
+    CHooks, COnError, CTransport, CWaitFor, HostData,
 };
 use crate::runtime::{block_on, run_data_of};
 
@@ -44,6 +44,9 @@ pub struct tn_callbacks {
     pub hook_mask: u32,
     /// Classifies failed model calls; NULL retries what the default policy retries.
     pub on_error: tn_on_error_fn,
+    /// Rewrites each request body before it is sent; NULL sends it as built. (Added in ABI
+    /// version 2: a host built against version 1 passes a shorter struct.)
+    pub body_transform: tn_body_transform_fn,
 }
 
 pub(crate) struct ClientHandle {
@@ -66,6 +69,9 @@ fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
     }
     if let Some(f) = cb.on_error {
         opts.on_error = Some(Arc::new(COnError { data: data.clone(), f }));
+    }
+    if let Some(f) = cb.body_transform {
+        opts.body_transform = Some(Arc::new(CBodyTransform { data: data.clone(), f }));
     }
 }
 

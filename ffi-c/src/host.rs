@@ -29,6 +29,19 @@ pub type tn_tool_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, call_j
 /// or `null` for no answer (treated as a decline).
 pub type tn_wait_for_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, request_json: *const c_char, token: u64)>;
 
+/// Rewrites each model request body just before it is sent: `body_json` is the body (the
+/// model, messages, tools and every request parameter). Complete with a JSON object to send
+/// instead, or `null` to send it unchanged; an error status ends the run with that message.
+pub type tn_body_transform_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, body_json: *const c_char, token: u64)>;
+
+/// Computes data skills when a toolkit is built (`tn_toolkit_create_with`): `request_json`
+/// is `{}` (reserved). Complete with a JSON array of SkillDefs (`{"name", "description",
+/// "content", "resources"?, "base"?}`); an error status becomes a warning on the toolkit and
+/// the other skill sources still load.
+pub type tn_skill_provider_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, request_json: *const c_char, token: u64)>;
+
 /// Sends one model request: `request_json` is `{"url", "headers": {name: value}, "body",
 /// "timeout_ms"}` (`body` is the JSON text). Complete with `{"status", "headers", "body"}` for
 /// any HTTP answer; with `TN_ERR_NETWORK` and a message when no answer came (the engine
@@ -209,6 +222,41 @@ impl WaitFor for CWaitFor {
                 return Ok(None);
             }
             Answer::from_json(&v).map(Some)
+        })
+    }
+}
+
+pub(crate) struct CBodyTransform {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
+}
+
+impl engine::BodyTransform for CBodyTransform {
+    fn transform(&self, body: Value) -> HookFuture<Option<Value>> {
+        let (data, f) = (self.data.clone(), self.f);
+        Box::pin(async move {
+            match payload_json(ask(&data, f, body.to_string()).await, "body_transform")? {
+                Value::Null => Ok(None),
+                v @ Value::Object(_) => Ok(Some(v)),
+                _ => Err(Error::invalid("body_transform must complete with a JSON object or null")),
+            }
+        })
+    }
+}
+
+pub(crate) struct CSkillProvider {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
+}
+
+impl engine::SkillProvider for CSkillProvider {
+    fn skills(&self) -> HookFuture<Vec<engine::SkillDef>> {
+        let (data, f) = (self.data.clone(), self.f);
+        Box::pin(async move {
+            match payload_json(ask(&data, f, "{}".to_string()).await, "the skill provider")? {
+                Value::Array(defs) => defs.iter().map(engine::SkillDef::from_json).collect(),
+                _ => Err(Error::invalid("the skill provider must complete with a JSON array of skills")),
+            }
         })
     }
 }

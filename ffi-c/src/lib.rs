@@ -26,16 +26,16 @@ pub use client::{
 };
 pub use done::tn_done_fn;
 pub use host::{
-    tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_tool_fn, tn_transport_fn, tn_wait_for_fn, TN_HOOK_AFTER_LLM,
-    TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
+    tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_skill_provider_fn, tn_tool_fn, tn_transport_fn,
+    tn_wait_for_fn, TN_HOOK_AFTER_LLM, TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
 };
 pub use source_parts::{
     tn_elicit_result, tn_elicitation_request, tn_expand_env_headers, tn_mcp_config_servers, tn_mcp_exposed_tools,
     tn_mcp_list_tools, tn_skill_texts, tn_skills_list, tn_toolkit_skills,
 };
 pub use sources::{
-    tn_mcp_serve, tn_mcp_server, tn_mcp_server_free, tn_mcp_server_info, tn_toolkit_close, tn_toolkit_create,
-    tn_toolkit_mcp_status, tn_toolkit_skills_prompt,
+    tn_mcp_serve, tn_mcp_server, tn_mcp_server_free, tn_mcp_server_info, tn_toolkit_callbacks, tn_toolkit_close,
+    tn_toolkit_create, tn_toolkit_create_with, tn_toolkit_mcp_status, tn_toolkit_skills_prompt,
 };
 pub use status::*;
 pub use tables::{tn_error_kinds, tn_hook_bits};
@@ -50,7 +50,7 @@ pub use vocab::{
 
 /// The ABI version this library implements. A binding checks it at load time and asks for a
 /// rebuild when it differs from the version it was built against.
-pub const TN_ABI_VERSION: u32 = 1;
+pub const TN_ABI_VERSION: u32 = 2;
 
 /// The ABI version of the loaded library (compare with `TN_ABI_VERSION` from the header).
 #[no_mangle]

@@ -11,15 +11,33 @@ use engine::{CancellationToken, Error, Toolkit, ToolkitHost};
 use serde_json::{json, Map, Value};
 
 use crate::client::tn_cancel;
-use crate::guard::{call, in_json, quietly, write_out};
+use crate::guard::{call, in_json, in_opt_str, quietly, write_out};
 use crate::handles::{self, Object};
-use crate::host::{tn_free_fn, tn_tool_fn, HostData};
+use crate::host::{tn_free_fn, tn_skill_provider_fn, tn_tool_fn, tn_wait_for_fn, CSkillProvider, CWaitFor, HostData};
 use crate::runtime::block_on;
 use crate::toolkit::{build, tn_toolkit};
 
 /// An opaque running MCP server (`tn_mcp_serve`), stopped by `tn_mcp_server_free`.
 pub struct tn_mcp_server {
     _private: [u8; 0],
+}
+
+/// The host behaviour of a toolkit made by `tn_toolkit_create_with`. Every field may be NULL.
+/// Callbacks run on library threads, get `user_data` back, and answer through `tn_complete`.
+#[repr(C)]
+pub struct tn_toolkit_callbacks {
+    /// Handed back to every callback.
+    pub user_data: *mut c_void,
+    /// Called once with `user_data` when the toolkit is freed and no run uses it any more.
+    pub free_user_data: tn_free_fn,
+    /// Runs the host's own (non-relay) tools, as for `tn_toolkit_new`.
+    pub tool: tn_tool_fn,
+    /// Where an MCP server's questions to the user go (elicitation): a form is a Request of
+    /// kind `input`, a URL one of kind `authorization`; complete with an Answer or `null`.
+    /// NULL: servers are told this client cannot answer them.
+    pub wait_for: tn_wait_for_fn,
+    /// Data skills computed when the toolkit is built.
+    pub skill_provider: tn_skill_provider_fn,
 }
 
 /// Makes a toolkit from its sources, as the ports' `create_toolkit` does: the MCP servers'
@@ -34,7 +52,8 @@ pub struct tn_mcp_server {
 /// is isolated: its status is `failed` and a warning says why (`tn_toolkit_warnings`).
 /// Blocks while the servers start; `cancel` (may be NULL), fired, aborts that with
 /// `TN_ERR_CANCELLED`. Refused with `TN_ERR_REENTRANT` inside a callback. The servers run
-/// until `tn_toolkit_close`, or until the toolkit is freed and no run uses it.
+/// until `tn_toolkit_close`, or until the toolkit is freed and no run uses it. The library
+/// owns `user_data` from this call on, as for `tn_toolkit_new`.
 ///
 /// # Safety
 /// As `tn_toolkit_new`; `cancel` is NULL or a live `tn_cancel`.
@@ -48,8 +67,29 @@ pub unsafe extern "C" fn tn_toolkit_create(
     out: *mut *mut tn_toolkit,
     error_out: *mut *mut c_char,
 ) -> i32 {
+    let callbacks =
+        tn_toolkit_callbacks { user_data, free_user_data, tool: tool_fn, wait_for: None, skill_provider: None };
+    // SAFETY: the caller's pointers, passed on as documented; `callbacks` is a local.
+    unsafe { tn_toolkit_create_with(spec_json, &callbacks, cancel, out, error_out) }
+}
+
+/// `tn_toolkit_create` with every host callback of a toolkit: its tools, MCP elicitation
+/// (`wait_for`) and a skill provider. `callbacks` may be NULL; the struct is copied.
+///
+/// # Safety
+/// As `tn_toolkit_create`; `callbacks` is NULL or points to a `tn_toolkit_callbacks`.
+#[no_mangle]
+pub unsafe extern "C" fn tn_toolkit_create_with(
+    spec_json: *const c_char,
+    callbacks: *const tn_toolkit_callbacks,
+    cancel: *const tn_cancel,
+    out: *mut *mut tn_toolkit,
+    error_out: *mut *mut c_char,
+) -> i32 {
     call(error_out, || {
-        let data = HostData::new(user_data, free_user_data);
+        // SAFETY: NULL or a valid struct, as documented; copied field by field.
+        let cb = unsafe { callbacks.as_ref() };
+        let data = HostData::new(cb.map_or(std::ptr::null_mut(), |c| c.user_data), cb.and_then(|c| c.free_user_data));
         if out.is_null() {
             return Err(Error::invalid("out is NULL"));
         }
@@ -63,7 +103,14 @@ pub unsafe extern "C" fn tn_toolkit_create(
             Some(_) => return Err(Error::invalid("spec_json \"tools\" must be an array of tools")),
         };
         let cancel = if cancel.is_null() { CancellationToken::new() } else { handles::cancel(cancel)? };
-        let host = ToolkitHost { extra_tools: build(&tools, tool_fn, &data)?, cancel, ..ToolkitHost::default() };
+        let host = ToolkitHost {
+            extra_tools: build(&tools, cb.and_then(|c| c.tool), &data)?,
+            wait_for: cb.and_then(|c| c.wait_for).map(|f| Arc::new(CWaitFor { data: data.clone(), f }) as _),
+            skill_provider: cb
+                .and_then(|c| c.skill_provider)
+                .map(|f| Arc::new(CSkillProvider { data: data.clone(), f }) as _),
+            cancel,
+        };
         let tk = block_on(async move { Toolkit::create_from_json(&Value::Object(options), host).await })?;
         let handle = handles::register(Object::Toolkit(Arc::new(tk)))?;
         // SAFETY: checked non-NULL above.
@@ -126,19 +173,23 @@ pub unsafe extern "C" fn tn_toolkit_close(toolkit: *const tn_toolkit, error_out:
     })
 }
 
-/// Serves `toolkit` as an MCP server over streamable HTTP. `options_json` may be NULL (the
-/// defaults) or an object: `addr` (`host:port`, default `127.0.0.1:0`, any address off
-/// loopback only with a `token`), `name`, `version`, `tools` (expose exactly these; without
-/// it the command and file built-ins and relay tools are left out), `token` (the bearer
-/// token every request must carry), `allowed_origins`. `tn_mcp_server_info` tells the URL.
+/// Serves `toolkit` as an MCP server over streamable HTTP. `options_json` is an object:
+/// `addr` (`host:port`, default `127.0.0.1:0`, any address off loopback only with a
+/// `token`), `name`, `version`, `tools` (expose exactly these; without it the command and
+/// file built-ins and relay tools are left out), `token` (the bearer token every request
+/// must carry), `allowed_origins` (`{}`: the defaults); or NULL: the `mcpServer` block of
+/// the `mcp_config` the toolkit was made from (a toolkit without one is
+/// `TN_ERR_INVALID_ARGUMENT`). `addr`, when not NULL, is where to listen whatever the
+/// options say. `tn_mcp_server_info` tells the URL.
 ///
 /// # Safety
-/// `toolkit` is a pointer this library returned; `options_json` NULL or a NUL-terminated
-/// string; `out` writable.
+/// `toolkit` is a pointer this library returned; `options_json` and `addr` NULL or
+/// NUL-terminated strings; `out` writable.
 #[no_mangle]
 pub unsafe extern "C" fn tn_mcp_serve(
     toolkit: *const tn_toolkit,
     options_json: *const c_char,
+    addr: *const c_char,
     out: *mut *mut tn_mcp_server,
     error_out: *mut *mut c_char,
 ) -> i32 {
@@ -147,8 +198,16 @@ pub unsafe extern "C" fn tn_mcp_serve(
             return Err(Error::invalid("out is NULL"));
         }
         let tk = handles::toolkit(toolkit)?;
-        let options = if options_json.is_null() { Value::Null } else { in_json(options_json, "options_json")? };
-        let opts = McpServeOptions::from_json(&options)?;
+        let mut opts = if options_json.is_null() {
+            tk.mcp_serve_options().cloned().ok_or_else(|| {
+                Error::invalid("the toolkit has no mcpServer profile in its mcp_config: pass serve options (\"{}\" for the defaults)")
+            })?
+        } else {
+            McpServeOptions::from_json(&in_json(options_json, "options_json")?)?
+        };
+        if let Some(addr) = in_opt_str(addr, "addr")? {
+            opts.set_addr(addr)?;
+        }
         let server = block_on(serve_mcp(tk, opts))?;
         let handle = handles::register(Object::McpServer(Arc::new(tokio::sync::Mutex::new(server))))?;
         // SAFETY: checked non-NULL above.

@@ -4,9 +4,9 @@
 //! `tn_client_run` with `input_json` (a prompt, or a resume): the transport completes each
 //! request with the next `reply` as its `tn_complete` payload, and with a host error once
 //! they run out. `flags` adds callbacks: `w` a `wait_for` that approves, `d` one that gives
-//! no answer, `h` every hook (completing with `null`), `e` an `on_error` that says `fail`.
-//! A tool whose name starts with `ask` suspends (through `tn_pending`) until answered; any
-//! other tool answers `ok`.
+//! no answer, `h` every hook (completing with `null`), `e` an `on_error` that says `fail`,
+//! `b` a body transform (rewriting every other body). A tool whose name starts with `ask`
+//! suspends (through `tn_pending`) until answered; any other tool answers `ok`.
 //!
 //! So that no input sleeps, a JSON-object `options_json` gets `retry_base_ms` 0,
 //! `max_retry_after_ms` 0, `retries` at most 2 and `timeout_ms` at most 3000 before it is
@@ -86,6 +86,17 @@ unsafe extern "C" fn on_error(_: *mut c_void, info_json: *const c_char, token: u
     complete_json(token, &json!("fail"));
 }
 
+/// Keeps every other body and rewrites the rest (a model of its own), so both answers run.
+unsafe extern "C" fn body_transform(_: *mut c_void, body_json: *const c_char, token: u64) {
+    let mut body = arg(body_json);
+    if body["messages"].as_array().is_some_and(|m| m.len() % 2 == 0) {
+        body["model"] = json!("rewritten");
+        complete_json(token, &body);
+    } else {
+        complete_json(token, &Value::Null);
+    }
+}
+
 unsafe extern "C" fn tool(_: *mut c_void, call_json: *const c_char, token: u64) {
     let call = arg(call_json);
     let name = call["name"].as_str().unwrap_or("");
@@ -149,6 +160,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         hook: if flags.contains(&b'h') { Some(hook) } else { None },
         hook_mask: if flags.contains(&b'h') { 15 } else { 0 },
         on_error: if flags.contains(&b'e') { Some(on_error) } else { None },
+        body_transform: if flags.contains(&b'b') { Some(body_transform) } else { None },
     };
     let mut client: *mut ffi::tn_client = std::ptr::null_mut();
     // SAFETY (every call below): valid C strings, out-params and the library's own handles.

@@ -133,7 +133,10 @@ static void test_mcp_serve(void) {
   tn_toolkit *tk = create("{}");
   tn_mcp_server *server = NULL;
   char *err = NULL;
-  CHECK(tn_mcp_serve(tk, NULL, &server, &err) == TN_OK, "serve with the defaults: %s", err ? err : "");
+  CHECK(tn_mcp_serve(tk, NULL, NULL, &server, &err) == TN_ERR_INVALID_ARGUMENT, "no options and no profile");
+  tn_string_free(err);
+  err = NULL;
+  CHECK(tn_mcp_serve(tk, "{}", NULL, &server, &err) == TN_OK, "serve with the defaults: %s", err ? err : "");
   char *info = NULL;
   CHECK(tn_mcp_server_info(server, &info, NULL) == TN_OK, "info");
   tj *i = tj_parse(info);
@@ -151,11 +154,64 @@ static void test_mcp_serve(void) {
   tn_mcp_server_free(NULL);
 
   server = NULL;
-  CHECK(tn_mcp_serve(tk, "{\"addr\": \"0.0.0.0:0\"}", &server, &err) == TN_ERR_INVALID_ARGUMENT,
+  CHECK(tn_mcp_serve(tk, "{}", "0.0.0.0:0", &server, &err) == TN_ERR_INVALID_ARGUMENT,
         "off loopback without a token is refused");
   CHECK(err && strstr(err, "token") != NULL, "saying why: %s", err);
   tn_string_free(err);
   tn_toolkit_free(tk);
+
+  /* Without options, the config's mcpServer block. */
+  tk = create("{\"builtins\": false, \"mcp_config\": {\"mcpServer\": {\"name\": \"from-config\", \"tools\": []}}}");
+  server = NULL;
+  CHECK(tn_mcp_serve(tk, NULL, "127.0.0.1:0", &server, NULL) == TN_OK, "serve the config's profile");
+  info = NULL;
+  CHECK(tn_mcp_server_info(server, &info, NULL) == TN_OK && strstr(info, "\"tools\":[]"), "its tools: %s", info);
+  tn_string_free(info);
+  tn_mcp_server_free(server);
+  tn_toolkit_free(tk);
+}
+
+/* A skill provider answering on its own thread; the second call fails. */
+static int g_provider_calls;
+static void *provide_later(void *arg) {
+  uint64_t token = *(uint64_t *)arg;
+  free(arg);
+  usleep(20000);
+  tn_complete(token, TN_OK, "[{\"name\": \"provided\", \"description\": \"From C.\", \"content\": \"Do it.\"}]", NULL);
+  return NULL;
+}
+static void provider(void *user_data, const char *request_json, uint64_t token) {
+  (void)user_data;
+  (void)request_json;
+  if (g_provider_calls++ > 0) {
+    tn_complete(token, TN_ERR_HOST, "no skills today", NULL);
+    return;
+  }
+  uint64_t *t = malloc(sizeof *t);
+  *t = token;
+  pthread_t th;
+  pthread_create(&th, NULL, provide_later, t);
+  pthread_detach(th);
+}
+
+static void test_skill_provider(void) {
+  tn_toolkit_callbacks cb = {0};
+  cb.skill_provider = provider;
+  tn_toolkit *tk = NULL;
+  char *err = NULL;
+  CHECK(tn_toolkit_create_with("{\"builtins\": false}", &cb, NULL, &tk, &err) == TN_OK, "create_with: %s", err ? err : "");
+  char *prompt = NULL;
+  CHECK(tn_toolkit_skills_prompt(tk, &prompt, NULL) == TN_OK && strstr(prompt, "provided"), "the provided skill: %s", prompt);
+  tn_string_free(prompt);
+  tn_toolkit_free(tk);
+  tk = NULL;
+  CHECK(tn_toolkit_create_with("{\"builtins\": false}", &cb, NULL, &tk, NULL) == TN_OK, "a failing provider");
+  char *warnings = NULL;
+  CHECK(tn_toolkit_warnings(tk, &warnings, NULL) == TN_OK && strstr(warnings, "no skills today"),
+        "is a warning: %s", warnings);
+  tn_string_free(warnings);
+  tn_toolkit_free(tk);
+  CHECK(tn_toolkit_create_with("{}", NULL, NULL, NULL, NULL) == TN_ERR_INVALID_ARGUMENT, "a NULL out is refused");
 }
 
 /* Checks an entry's status (its out-params written by then) and returns its out string. */
@@ -226,6 +282,7 @@ static void test_source_parts(void) {
 
 int main(void) {
   test_source_parts();
+  test_skill_provider();
   test_builtins_by_default_and_confined();
   test_skills_and_prompt();
   test_a_failed_mcp_server_is_isolated();

@@ -1,7 +1,7 @@
 (ns toolnexus.core
   "The Clojure port's `toolnexus.core`: one call builds a toolkit from every tool source (MCP
   servers, skills, the built-in tools, your own tools), over libtoolnexus's
-  `tn_toolkit_create`. Every default, check and precedence is the engine's: this namespace only
+  `tn_toolkit_create_with`. Every default, check and precedence is the engine's: this namespace only
   converts the port's options to the engine's JSON and back."
   (:require [toolnexus.impl.error :as error]
             [toolnexus.impl.ffi :as ffi]
@@ -10,9 +10,7 @@
             [toolnexus.tool :as tool]))
 
 (def ^:private unsupported
-  {:skill-provider "a skill provider callback (pass the skills as data, :skill-defs)"
-   :agents "remote A2A agents"
-   :wait-for "MCP elicitation (the client's :wait-for resolves tool suspensions)"})
+  {:agents "remote A2A agents"})
 
 (defn- refuse-unsupported [opts]
   (doseq [[k why] unsupported]
@@ -62,6 +60,8 @@
     :mcp                 the MCP servers: a config map, or the path of a JSON config file
     :skills              a skills root, a seq of roots, or a seq of skill defs
     :skill-defs          skills as data: `[{:name :description :content :resources? :base?}]`
+    :skill-provider      `(fn [] skill-defs)`, called once while the toolkit is built; what it
+                         throws becomes a warning and the other skill sources still load
     :skills-filter       name -> bool allowlist (or drop-list) over the skill catalog
     :skill-sample-limit  the skill tool's file sample (0: the engine's default, -1: none)
     :disable-skills      names dropped from the catalog
@@ -69,13 +69,17 @@
                          {:enabled :disabled :tools {name bool} :root :base_dir ...}
     :tools               your own Tools (`toolnexus.tool/tool`, `toolnexus.http/http-tool`)
     :disable-tools       final tool names dropped, across every source
+    :wait-for            `(fn [request] answer-or-nil)`: answers the MCP servers' elicitations
+                         (a form is a request of kind \"input\", a URL one of kind
+                         \"authorization\"; nil is no answer). Absent: servers are told this client
+                         cannot answer them
 
   The engine orders the tools (MCP, skill, built-ins, yours; one of yours named like a built-in
   replaces it) and checks every option (a bad one throws ex-info of kind :invalid_argument). A
   server that fails is isolated: `:statuses` (server name -> \"connected\" | \"disabled\" |
   \"failed\") says so and `:warnings` says why. Blocks while the servers start; they run until
   `shutdown!`, or until the toolkit is unreachable and no run uses it.
-  :skill-provider, :agents and :wait-for are not in the C ABI yet: set, they are refused.
+  :agents is not in the C ABI yet: set, it is refused.
 
   Returns `{:tools {name -> Tool} :order [names] :statuses :warnings}` plus the engine handle.
   A Tool the engine runs itself has the engine's `:source` (\"mcp\", \"skill\", \"builtin\",
@@ -83,11 +87,12 @@
   [opts]
   (refuse-unsupported opts)
   (let [host-tools (vec (:tools opts))
-        user-data (host/register! {:tools host-tools})
+        entry (assoc (select-keys opts [:wait-for :skill-provider]) :tools host-tools)
+        user-data (host/register! entry)
+        callbacks (host/toolkit-callbacks-struct user-data entry)
         payload (assoc (spec opts) :tools (vec (map-indexed tool/declaration host-tools)))
         p (try
-            (ffi/call-handle "tn_toolkit_create" (ffi/c-string (json/write-str payload))
-                             host/tool-callback user-data host/free-callback nil)
+            (ffi/call-handle "tn_toolkit_create_with" (ffi/c-string (json/write-str payload)) callbacks nil)
             (catch Exception e
               (host/unregister! user-data)
               (throw e)))]

@@ -3,6 +3,7 @@
   skills prompt, a failed MCP server isolated, an HTTP tool, MCP serve."
   (:require [clojure.string :as str]
             [clojure.test :refer [deftest is testing]]
+            [toolnexus.client :as client]
             [toolnexus.core :as core]
             [toolnexus.http :as http]
             [toolnexus.serve :as serve]
@@ -40,7 +41,7 @@
     (is (= :invalid_argument (try (core/build {:builtins "yes"}) nil
                                   (catch clojure.lang.ExceptionInfo e (:kind (ex-data e)))))))
   (testing "options the C ABI cannot carry are refused"
-    (is (= :invalid_argument (try (core/build {:builtins false :skill-provider (fn [] [])}) nil
+    (is (= :invalid_argument (try (core/build {:builtins false :agents [{:card "http://127.0.0.1:1/card"}]}) nil
                                   (catch clojure.lang.ExceptionInfo e (:kind (ex-data e))))))))
 
 (deftest skills-prompt
@@ -52,6 +53,49 @@
     (is (str/includes? (core/skills-prompt tk) "data-skill"))
     (is (str/includes? (:output (core/execute tk "skill" {:name "hello-world"})) "# Hello World")))
   (is (= "" (core/skills-prompt (core/build {:builtins false})))))
+
+(deftest skill-provider-composes-with-data-skills
+  (let [calls (atom 0)
+        tk (core/build {:builtins false
+                        :skill-defs [{:name "data-skill" :description "Given as data." :content "Do it."}]
+                        :skill-provider (fn []
+                                          (swap! calls inc)
+                                          [{:name "provided" :description "From the provider."
+                                            :content "provided body" :resources ["notes.md"]}])})]
+    (is (= 1 @calls))
+    (is (str/includes? (core/skills-prompt tk) "data-skill"))
+    (is (str/includes? (core/skills-prompt tk) "provided"))
+    (is (str/includes? (:output (core/execute tk "skill" {:name "provided"})) "provided body"))
+    (is (empty? (:warnings tk)))))
+
+(deftest a-failing-skill-provider-is-a-warning
+  (let [tk (core/build {:builtins false
+                        :skill-defs [{:name "data-skill" :description "Given as data." :content "Do it."}]
+                        :skill-provider (fn [] (throw (ex-info "boom" {})))})]
+    (is (str/includes? (core/skills-prompt tk) "data-skill") "the other skill sources still load")
+    (is (some #(str/includes? % "boom") (:warnings tk)))))
+
+(deftest mcp-elicitation-through-wait-for
+  ;; server-everything over stdio (tests/mcp's node_modules); skipped when it is not installed.
+  (let [entry (repo-path "tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        node? (try (zero? (.waitFor (.start (ProcessBuilder. ^java.util.List ["node" "--version"]))))
+                   (catch Exception _ false))]
+    (when (and node? (.exists (java.io.File. ^String entry)))
+      (let [seen (atom [])
+            tk (core/build {:builtins false
+                            :mcp {"mcpServers" {"e" {"command" ["node" entry "stdio"]}}}
+                            :wait-for (fn [request]
+                                        (swap! seen conj request)
+                                        (if (= "input" (:kind request))
+                                          {:id (:id request) :ok true :data {:name "Ada"}}
+                                          (client/answer-declined (:id request) "declined")))})]
+        (try
+          (is (str/includes? (:output (core/execute tk "e_trigger-elicitation-request" {})) "Ada"))
+          (is (str/includes? (str/lower-case (:output (core/execute tk "e_trigger-url-elicitation"
+                                                                    {:url "https://auth.example/x"})))
+                             "decline"))
+          (is (= ["input" "authorization"] (mapv :kind @seen)))
+          (finally (core/close tk)))))))
 
 (deftest failed-mcp-server-is-isolated
   (let [tk (core/build {:mcp {"mcpServers" {"broken" {"command" ["/nonexistent/tn-no-such-server"]}}}})]

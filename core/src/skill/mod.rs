@@ -315,24 +315,31 @@ async fn provided(provider: Option<Arc<dyn SkillProvider>>, warnings: &mut Vec<W
     }
 }
 
-/// Every source's skills, first name winning, and the refusals.
+/// Every source's skills, first name winning, and the refusals: the directories' (read off
+/// the runtime's threads), then the data skills, then the provider's.
 async fn inventory(
     spec: &SkillsSpec,
     provider: Option<Arc<dyn SkillProvider>>,
     warnings: &mut Vec<Warning>,
 ) -> Result<SkillInventory> {
-    let dirs = spec.skills_dir.clone().unwrap_or_default();
-    let (mut candidates, dir_warnings) = tokio::task::spawn_blocking(move || {
+    let provided = provided(provider, warnings).await;
+    let spec = spec.clone();
+    let (inv, found) = tokio::task::spawn_blocking(move || {
         let mut w = Vec::new();
-        let c: Vec<Candidate> = dirs.iter().flat_map(|d| discover::candidates(d, &mut w)).collect();
-        (c, w)
+        (collect(&spec, &provided, &mut w), w)
     })
     .await
     .map_err(|e| Error::new(ErrorKind::Internal, format!("skill discovery failed: {e}")))?;
-    warnings.extend(dir_warnings);
-    let provided = provided(provider, warnings).await;
+    warnings.extend(found);
+    Ok(inv)
+}
+
+/// [`inventory`]'s work, on the calling thread.
+fn collect(spec: &SkillsSpec, provided: &[SkillDef], warnings: &mut Vec<Warning>) -> SkillInventory {
+    let dirs = spec.skills_dir.as_deref().unwrap_or_default();
+    let mut candidates: Vec<Candidate> = dirs.iter().flat_map(|d| discover::candidates(d, warnings)).collect();
     candidates.extend(data_candidates(spec.skills.as_deref().unwrap_or_default()));
-    candidates.extend(data_candidates(&provided));
+    candidates.extend(data_candidates(provided));
     let mut inv = SkillInventory::default();
     for c in candidates {
         match c {
@@ -354,7 +361,7 @@ async fn inventory(
             Candidate::Skill(s) => inv.skills.push(s),
         }
     }
-    Ok(inv)
+    inv
 }
 
 /// Discovers and validates the skills of every source, exposing nothing (SPEC §3, S3): the
@@ -369,6 +376,14 @@ pub async fn list_skills(
     Ok(Parsed { value, warnings })
 }
 
+/// [`list_skills`] without a provider, on the calling thread (it reads the folders there):
+/// for the ports whose `list_skills` is synchronous.
+pub fn list_skills_now(spec: &SkillsSpec) -> Parsed<SkillInventory> {
+    let mut warnings = Vec::new();
+    let value = collect(spec, &[], &mut warnings);
+    Parsed { value, warnings }
+}
+
 /// Loads the skills of every source and applies the filter (SPEC §3): the result gives the
 /// `skill` tool and the system-prompt catalog. Warnings: those of [`list_skills`], and each
 /// filter name that matches no skill.
@@ -376,6 +391,24 @@ pub async fn load_skills(spec: &SkillsSpec, provider: Option<Arc<dyn SkillProvid
     let configured = spec.is_configured() || provider.is_some();
     let mut warnings = Vec::new();
     let inv = inventory(spec, provider, &mut warnings).await?;
+    Ok(catalog(spec, inv, configured, warnings))
+}
+
+/// [`load_skills`] without a provider, on the calling thread: for the ports whose
+/// `load_skills` is synchronous.
+pub fn load_skills_now(spec: &SkillsSpec) -> Parsed<SkillCatalog> {
+    let mut warnings = Vec::new();
+    let inv = collect(spec, &[], &mut warnings);
+    catalog(spec, inv, spec.is_configured(), warnings)
+}
+
+/// The filter applied to `inv`.
+fn catalog(
+    spec: &SkillsSpec,
+    inv: SkillInventory,
+    configured: bool,
+    mut warnings: Vec<Warning>,
+) -> Parsed<SkillCatalog> {
     let filter = spec.effective_filter();
     for (name, _) in &filter {
         if !inv.skills.iter().any(|s| &s.name == name) {
@@ -398,7 +431,7 @@ pub async fn load_skills(spec: &SkillsSpec, provider: Option<Arc<dyn SkillProvid
         sample_limit: spec.skill_sample_limit,
         configured,
     };
-    Ok(Parsed { value, warnings })
+    Parsed { value, warnings }
 }
 
 /// The skills a toolkit exposes: the `skill` tool and the catalog for the system prompt.

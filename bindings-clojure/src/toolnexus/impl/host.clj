@@ -157,6 +157,24 @@
       [ffi/ok (if (nil? answer) "null" (json/write-str answer))])
     (catch Throwable e (ending-failure e))))
 
+(defn- on-toolkit-wait-for
+  "A toolkit's :wait-for, asked about an MCP server's elicitation. Its exception goes back to
+  the server in the engine's words, so it completes as a plain error status."
+  [entry ^String request-json]
+  (try
+    (let [answer ((:wait-for entry) (json/read-str request-json))]
+      [ffi/ok (if (nil? answer) "null" (json/write-str answer))])
+    (catch Throwable e [(ffi/status :host) (message e)])))
+
+(defn- on-skill-provider
+  "A toolkit's :skill-provider, called while the toolkit is built: its skill defs, or its
+  exception as an error status (the engine makes it a warning)."
+  [entry ^String _request-json]
+  (try
+    (let [defs ((:skill-provider entry))]
+      [ffi/ok (json/write-str (if (nil? defs) [] defs))])
+    (catch Throwable e [(ffi/status :host) (message e)])))
+
 (defn- header-map [m]
   (into {} (map (fn [[k v]] [(if (keyword? k) (name k) (str k)) (str v)])) m))
 
@@ -271,6 +289,8 @@
 (defonce tool-callback (host-callback on-tool))
 (defonce wait-for-callback (host-callback on-wait-for))
 (defonce transport-callback (host-callback on-transport))
+(defonce toolkit-wait-for-callback (host-callback on-toolkit-wait-for))
+(defonce skill-provider-callback (host-callback on-skill-provider))
 (defonce on-error-callback (host-callback on-error))
 
 (defonce hook-callback
@@ -292,17 +312,19 @@
 ;; the call), as daemon threads, so they never hold a finished program open.
 (defonce ^:private thread-setup
   (let [init (CallbackThreadInitializer. true false "toolnexus-callback")]
-    (doseq [cb [tool-callback wait-for-callback transport-callback on-error-callback hook-callback]]
+    (doseq [cb [tool-callback wait-for-callback transport-callback on-error-callback hook-callback
+                toolkit-wait-for-callback skill-provider-callback]]
       (Native/setCallbackThreadInitializer cb init))
     true))
 
 (defn callbacks-struct
-  "A `tn_callbacks` for a client entry, laid out as the header declares it: six pointers and a
-  uint32 (`hook_mask`, padded to a pointer) in this order: user_data, free_user_data,
-  wait_for, transport, hook, hook_mask, on_error."
+  "A `tn_callbacks` for a client entry, laid out as the header declares it: seven pointers and
+  a uint32 (`hook_mask`, padded to a pointer) in this order: user_data, free_user_data,
+  wait_for, transport, hook, hook_mask, on_error, body_transform (left NULL: the Clojure port
+  has no body transform)."
   ^Memory [^Pointer user-data entry]
   (let [p Native/POINTER_SIZE
-        m (doto (Memory. (* 7 p)) (.clear))
+        m (doto (Memory. (* 8 p)) (.clear))
         fp (fn [cb] (CallbackReference/getFunctionPointer cb))
         mask (hook-mask (:hooks entry))]
     (.setPointer m 0 user-data)
@@ -313,4 +335,19 @@
       (.setPointer m (* 4 p) (fp hook-callback))
       (.setInt m (* 5 p) (int mask)))
     (when (:on-error entry) (.setPointer m (* 6 p) (fp on-error-callback)))
+    m))
+
+(defn toolkit-callbacks-struct
+  "A `tn_toolkit_callbacks` for a toolkit entry (`{:tools :wait-for :skill-provider}`), laid out
+  as the header declares it: five pointers in this order: user_data, free_user_data, tool,
+  wait_for, skill_provider."
+  ^Memory [^Pointer user-data entry]
+  (let [p Native/POINTER_SIZE
+        m (doto (Memory. (* 5 p)) (.clear))
+        fp (fn [cb] (CallbackReference/getFunctionPointer cb))]
+    (.setPointer m 0 user-data)
+    (.setPointer m p (fp free-callback))
+    (.setPointer m (* 2 p) (fp tool-callback))
+    (when (:wait-for entry) (.setPointer m (* 3 p) (fp toolkit-wait-for-callback)))
+    (when (:skill-provider entry) (.setPointer m (* 4 p) (fp skill-provider-callback)))
     m))
