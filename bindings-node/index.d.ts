@@ -432,7 +432,9 @@ export declare function httpTool(opts: HttpToolOptions): Tool
 
 /** `httpTool` options (read by the engine). */
 export interface HttpToolOptions {
+  /** The tool name (sanitised to `[a-zA-Z0-9_-]`). */
   name: string
+  /** What the model is told the tool does. */
   description: string
   /** Any case; sent upper-cased. */
   method: string
@@ -444,6 +446,7 @@ export interface HttpToolOptions {
   query?: Array<string>
   /** How the other arguments are sent (default `json`). */
   body?: 'json' | 'form' | 'raw'
+  /** The arguments' JSON Schema (default: an object with no properties). */
   inputSchema?: Record<string, unknown>
   /** Milliseconds one call may take (default 30000). */
   timeout?: number
@@ -622,9 +625,11 @@ export declare const SKILL_TOOL_DESCRIPTION: string
 
 /** A skill supplied as data. */
 export interface SkillDef {
+  /** Its name, the `skill` tool's argument. */
   name: string
   /** Shown in the catalog; a skill without one is loadable but not listed. */
   description?: string
+  /** The instructions the `skill` tool returns. */
   content: string
   /** Logical resource names listed in the `<skill_files>` block. */
   resources?: Array<string>
@@ -634,7 +639,9 @@ export interface SkillDef {
 
 /** A discovered skill. */
 export interface SkillInfo {
+  /** Its name. */
   name: string
+  /** Its description, when it has one. */
   description?: string
   /** The absolute path of its SKILL.md, or a data skill's logical base. */
   location: string
@@ -650,7 +657,9 @@ export interface SkillInfo {
 
 /** Every skill the sources hold and every refusal, unfiltered. */
 export interface SkillInventory {
+  /** The skills, in discovery order. */
   skills: Array<SkillInfo>
+  /** The refusals, with their reasons. */
   skipped: Array<SkillSkip>
 }
 
@@ -661,6 +670,7 @@ export declare const SKILLS_PROMPT_PREAMBLE: string
 export interface SkillSkip {
   /** The SKILL.md path, or a data skill's base. */
   location: string
+  /** Why, as the cross-port reason code. */
   reason: 'missing-name' | 'malformed-frontmatter' | 'duplicate-name' | 'unreadable'
   /** The parser's or the file system's own message (show it, never match on it). */
   detail: string

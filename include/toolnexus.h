@@ -167,8 +167,9 @@ typedef struct tn_callbacks {
   uint32_t hook_mask;
   // Classifies failed model calls; NULL retries what the default policy retries.
   tn_on_error_fn on_error;
-  // Rewrites each request body before it is sent; NULL sends it as built. (Added in ABI
-  // version 2: a host built against version 1 passes a shorter struct.)
+  // Rewrites each request body before it is sent; NULL sends it as built. Added in ABI
+  // version 2, which is why a host checks `tn_abi_version()` before its first call: a
+  // host built against version 1 must be rebuilt.
   tn_body_transform_fn body_transform;
 } tn_callbacks;
 
@@ -515,7 +516,7 @@ int32_t tn_toolkit_close(const struct tn_toolkit *toolkit,
 // `token`), `name`, `version`, `tools` (expose exactly these; without it the command and
 // file built-ins and relay tools are left out), `token` (the bearer token every request
 // must carry), `allowed_origins` (`{}`: the defaults); or NULL: the `mcpServer` block of
-// the `mcp_config` the toolkit was made from (a toolkit without one is
+// the `mcp_config` object the toolkit was made from (a toolkit without one is
 // `TN_ERR_INVALID_ARGUMENT`). `addr`, when not NULL, is where to listen whatever the
 // options say. `tn_mcp_server_info` tells the URL.
 //

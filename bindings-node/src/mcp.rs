@@ -359,17 +359,8 @@ pub fn serve_at<'e>(
             return Err(throw(env, crate::error::invalid(format!("{F}: {key} is not available in this build"))));
         }
     }
-    let mut options = match opts.get("mcp").filter(|v| !v.is_null()) {
-        Some(profile) => engine::mcp::McpServeOptions::from_json(profile).map_err(|e| throw(env, e))?,
-        None => match toolkit.mcp_serve_options() {
-            Some(profile) => profile.clone(),
-            None => {
-                let why = format!("{F}: serving without an mcp profile (A2A only) is not available in this build");
-                return Err(throw(env, crate::error::invalid(why)));
-            }
-        },
-    };
-    options.set_addr(&addr).map_err(|e| throw(env, e))?;
+    let given = opts.get("mcp").filter(|v| !v.is_null());
+    let options = engine::mcp::McpServeOptions::for_toolkit(&toolkit, given, Some(&addr)).map_err(|e| throw(env, e))?;
     start(env, toolkit, options, |server| ServeHandle { server })
 }
 

@@ -59,7 +59,9 @@ pub fn builtins_enabled(env: &Env, cfg: Unknown) -> napi::Result<bool> {
 #[napi(object, object_to_js = false)]
 #[allow(dead_code)]
 pub struct HttpToolOptions {
+    /// The tool name (sanitised to `[a-zA-Z0-9_-]`).
     pub name: String,
+    /// What the model is told the tool does.
     pub description: String,
     /// Any case; sent upper-cased.
     pub method: String,
@@ -73,6 +75,7 @@ pub struct HttpToolOptions {
     /// How the other arguments are sent (default `json`).
     #[napi(ts_type = "'json' | 'form' | 'raw'")]
     pub body: Option<String>,
+    /// The arguments' JSON Schema (default: an object with no properties).
     #[napi(ts_type = "Record<string, unknown>")]
     pub input_schema: Option<Value>,
     /// Milliseconds one call may take (default 30000).
@@ -120,9 +123,11 @@ pub fn expand_env_headers(env: &Env, headers: Unknown) -> napi::Result<Either<Ma
 #[napi(object, object_to_js = false)]
 #[allow(dead_code)]
 pub struct SkillDef {
+    /// Its name, the `skill` tool's argument.
     pub name: String,
     /// Shown in the catalog; a skill without one is loadable but not listed.
     pub description: Option<String>,
+    /// The instructions the `skill` tool returns.
     pub content: String,
     /// Logical resource names listed in the `<skill_files>` block.
     pub resources: Option<Vec<String>>,
@@ -133,7 +138,9 @@ pub struct SkillDef {
 /// A discovered skill.
 #[napi(object, object_from_js = false)]
 pub struct SkillInfo {
+    /// Its name.
     pub name: String,
+    /// Its description, when it has one.
     pub description: Option<String>,
     /// The absolute path of its SKILL.md, or a data skill's logical base.
     pub location: String,
@@ -153,6 +160,7 @@ pub struct SkillInfo {
 pub struct SkillSkip {
     /// The SKILL.md path, or a data skill's base.
     pub location: String,
+    /// Why, as the cross-port reason code.
     #[napi(ts_type = "'missing-name' | 'malformed-frontmatter' | 'duplicate-name' | 'unreadable'")]
     pub reason: String,
     /// The parser's or the file system's own message (show it, never match on it).
@@ -162,7 +170,9 @@ pub struct SkillSkip {
 /// Every skill the sources hold and every refusal, unfiltered.
 #[napi(object, object_from_js = false)]
 pub struct SkillInventory {
+    /// The skills, in discovery order.
     pub skills: Vec<SkillInfo>,
+    /// The refusals, with their reasons.
     pub skipped: Vec<SkillSkip>,
 }
 

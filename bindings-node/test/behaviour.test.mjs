@@ -488,7 +488,9 @@ describe('AbortSignal', () => {
     mock.script([{ ...openaiReply('late'), delayMs: 1000 }])
     const ctrl = new AbortController()
     const run = openai({ fetch }).run('x', { signal: ctrl.signal })
-    setTimeout(() => ctrl.abort(new Error('user pressed stop')), 50)
+    // Aborted once the mock has the request, so it cannot take the next script's reply.
+    for (let i = 0; mock.seen.length === 0 && i < 1000; i++) await sleep(5)
+    ctrl.abort(new Error('user pressed stop'))
     await assert.rejects(run, (e) => e instanceof tn.AbortError && e.cause.message === 'user pressed stop')
     assert.equal(await calls[0].settled, 'AbortError', 'the host fetch was aborted, not left to finish')
     assert.equal(calls[0].signal.aborted, true)

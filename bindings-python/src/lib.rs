@@ -58,6 +58,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUILTIN_TOOL_NAMES", engine::BUILTIN_TOOL_NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(sources::http_tool, m)?)?;
     m.add("DEFAULT_HTTP_TIMEOUT_MS", engine::DEFAULT_HTTP_TIMEOUT_MS)?;
+    m.add("MCP_DEFAULT_TIMEOUT_MS", engine::mcp::DEFAULT_TIMEOUT_MS)?;
     m.add_function(wrap_pyfunction!(sources::expand_env_headers, m)?)?;
     m.add_function(wrap_pyfunction!(sources::load_skills, m)?)?;
     m.add_function(wrap_pyfunction!(sources::list_skills, m)?)?;

@@ -197,13 +197,8 @@ pub fn serve(
     options: Option<Bound<'_, PyAny>>,
     addr: Option<String>,
 ) -> PyResult<RunTask> {
-    let mut opts = match options {
-        Some(o) => error::map(py, McpServeOptions::from_json(&from_py(&o)?))?,
-        None => toolkit.inner.mcp_serve_options().cloned().unwrap_or_default(),
-    };
-    if let Some(addr) = addr {
-        error::map(py, opts.set_addr(&addr))?;
-    }
+    let given = options.map(|o| from_py(&o)).transpose()?;
+    let opts = error::map(py, McpServeOptions::for_toolkit(&toolkit.inner, given.as_ref(), addr.as_deref()))?;
     let unbound = waker.clone().unbind();
     let tools: Vec<Tool> = toolkit.inner.tools().iter().map(|t| OnLoop::wrap(py, t.clone(), &unbound)).collect();
     // The same tools, in the same order, under the same names: only where they run differs.

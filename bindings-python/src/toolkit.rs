@@ -122,11 +122,6 @@ impl PyToolkit {
         skill_infos(py, self.inner.skills().skills())
     }
 
-    /// Whether the toolkit was built with an `mcpServer` profile (serve's default options).
-    fn has_mcp_serve_profile(&self) -> bool {
-        self.inner.mcp_serve_options().is_some()
-    }
-
     /// Every configured MCP server's status by name.
     fn mcp_status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let status: serde_json::Map<String, Value> =

@@ -48,7 +48,7 @@ pub enum ResultMode {
 }
 
 /// An HTTP tool's declaration.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct HttpToolSpec {
     /// The tool name (sanitised to `[a-zA-Z0-9_-]`).
     pub name: String,
@@ -70,6 +70,22 @@ pub struct HttpToolSpec {
     pub timeout_ms: Option<u64>,
     /// What a 2xx answer becomes.
     pub result_mode: ResultMode,
+}
+
+// Header values are secrets: Debug shows their names only.
+impl std::fmt::Debug for HttpToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpToolSpec")
+            .field("name", &self.name)
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("header_names", &self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
+            .field("query", &self.query)
+            .field("body", &self.body)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("result_mode", &self.result_mode)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Every key [`HttpToolSpec::from_json`] reads (snake_case; camelCase is read too).

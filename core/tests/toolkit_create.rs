@@ -123,6 +123,20 @@ fn server_entries_unwrap_as_upstream_and_the_serve_profile_is_kept() {
     assert!(e.message().contains("nme"), "{}", e.message());
 }
 
+#[tokio::test]
+async fn a_serve_call_uses_its_options_else_the_toolkits_profile() {
+    use toolnexus::mcp::McpServeOptions;
+    let with = create(json!({"builtins": false, "mcp_config": {"mcpServer": {"name": "from-config"}}}), vec![]).await;
+    let opts = McpServeOptions::for_toolkit(&with, None, Some("localhost:0")).unwrap();
+    assert_eq!((opts.name.as_str(), opts.addr.to_string().as_str()), ("from-config", "127.0.0.1:0"));
+    let own = McpServeOptions::for_toolkit(&with, Some(&json!({"name": "own"})), None).unwrap();
+    assert_eq!(own.name, "own");
+    let without = create(json!({"builtins": false}), vec![]).await;
+    let e = McpServeOptions::for_toolkit(&without, None, None).unwrap_err();
+    assert!(e.message().contains("mcpServer"), "{}", e.message());
+    assert!(McpServeOptions::for_toolkit(&without, Some(&json!({})), Some("nowhere")).is_err());
+}
+
 #[test]
 fn options_are_read_strictly() {
     let err = |v: Value| ToolkitSpec::from_json(&v).unwrap_err().message().to_string();

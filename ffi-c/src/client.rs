@@ -44,8 +44,9 @@ pub struct tn_callbacks {
     pub hook_mask: u32,
     /// Classifies failed model calls; NULL retries what the default policy retries.
     pub on_error: tn_on_error_fn,
-    /// Rewrites each request body before it is sent; NULL sends it as built. (Added in ABI
-    /// version 2: a host built against version 1 passes a shorter struct.)
+    /// Rewrites each request body before it is sent; NULL sends it as built. Added in ABI
+    /// version 2, which is why a host checks `tn_abi_version()` before its first call: a
+    /// host built against version 1 must be rebuilt.
     pub body_transform: tn_body_transform_fn,
 }
 

@@ -178,7 +178,7 @@ pub unsafe extern "C" fn tn_toolkit_close(toolkit: *const tn_toolkit, error_out:
 /// `token`), `name`, `version`, `tools` (expose exactly these; without it the command and
 /// file built-ins and relay tools are left out), `token` (the bearer token every request
 /// must carry), `allowed_origins` (`{}`: the defaults); or NULL: the `mcpServer` block of
-/// the `mcp_config` the toolkit was made from (a toolkit without one is
+/// the `mcp_config` object the toolkit was made from (a toolkit without one is
 /// `TN_ERR_INVALID_ARGUMENT`). `addr`, when not NULL, is where to listen whatever the
 /// options say. `tn_mcp_server_info` tells the URL.
 ///
@@ -198,16 +198,8 @@ pub unsafe extern "C" fn tn_mcp_serve(
             return Err(Error::invalid("out is NULL"));
         }
         let tk = handles::toolkit(toolkit)?;
-        let mut opts = if options_json.is_null() {
-            tk.mcp_serve_options().cloned().ok_or_else(|| {
-                Error::invalid("the toolkit has no mcpServer profile in its mcp_config: pass serve options (\"{}\" for the defaults)")
-            })?
-        } else {
-            McpServeOptions::from_json(&in_json(options_json, "options_json")?)?
-        };
-        if let Some(addr) = in_opt_str(addr, "addr")? {
-            opts.set_addr(addr)?;
-        }
+        let given = if options_json.is_null() { None } else { Some(in_json(options_json, "options_json")?) };
+        let opts = McpServeOptions::for_toolkit(&tk, given.as_ref(), in_opt_str(addr, "addr")?)?;
         let server = block_on(serve_mcp(tk, opts))?;
         let handle = handles::register(Object::McpServer(Arc::new(tokio::sync::Mutex::new(server))))?;
         // SAFETY: checked non-NULL above.

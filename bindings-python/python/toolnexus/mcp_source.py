@@ -15,7 +15,7 @@ from .types import Answer, JSONSchema, McpStatus, Request, Tool, answer_to_wire,
 
 #: How long each phase of a server's connection may take when its config gives no
 #: ``timeout``, in seconds.
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_TIMEOUT = _native.MCP_DEFAULT_TIMEOUT_MS / 1000
 
 #: A server's config entry (``command`` / ``url``, ``timeout`` in ms, ``tools``, ...).
 ServerConfig = dict[str, Any]

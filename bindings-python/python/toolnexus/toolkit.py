@@ -106,17 +106,15 @@ class Toolkit:
         ``tools``, ``token``, ``allowed_origins``); returns a
         :class:`~toolnexus.mcp_serve.ServeHandle`. Its tools run on this event loop.
 
-        Without ``mcp``, the ``mcpServer`` block of the ``mcp_config`` the toolkit was built
-        from. The A2A profile (``a2a``, ``client``, ``on_task``) and ``on_call`` are not in
-        this build: asking for them, or serving with no MCP profile at all (upstream then
-        mounts nothing), is a NotImplementedError."""
+        Without ``mcp``, the ``mcpServer`` block of the ``mcp_config`` dict the toolkit was
+        built from (without either, the engine's ``ValueError``: upstream then mounts
+        nothing). The A2A profile (``a2a``, ``client``, ``on_task``) and ``on_call`` are not in
+        this build: asking for them is a NotImplementedError."""
         from .mcp_serve import serve_mcp
 
         for what, value in (("a2a", a2a), ("client", client), ("on_task", on_task), ("on_call", on_call)):
             if value is not None:
                 raise NotImplementedError(f"toolnexus: serve({what}=...) is not available in this build")
-        if mcp is None and not self._native.has_mcp_serve_profile():
-            raise NotImplementedError("toolnexus: serve() without an mcp profile is not available in this build")
         return await serve_mcp(self, addr, mcp)
 
     def to_openai(self) -> list[dict[str, Any]]:

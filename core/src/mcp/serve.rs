@@ -123,6 +123,32 @@ impl McpServeOptions {
 }
 
 impl McpServeOptions {
+    /// The options a serve call of `toolkit` uses: `given` (the call's own, as JSON), else the
+    /// `mcpServer` profile of the `mcp_config` object the toolkit was built from; then `addr`,
+    /// when given, as the address. Neither options nor a profile is an
+    /// [`ErrorKind::InvalidArgument`] error: serving without an MCP profile (A2A alone) is
+    /// not in this build.
+    pub fn for_toolkit(
+        toolkit: &Toolkit,
+        given: Option<&serde_json::Value>,
+        addr: Option<&str>,
+    ) -> Result<McpServeOptions> {
+        let mut opts = match (given, toolkit.mcp_serve_options()) {
+            (Some(v), _) => McpServeOptions::from_json(v)?,
+            (None, Some(profile)) => profile.clone(),
+            (None, None) => {
+                return Err(Error::invalid(
+                    "serving needs MCP options, or a toolkit whose mcp_config has an mcpServer block (serving A2A \
+                     alone is not available in this build)",
+                ))
+            }
+        };
+        if let Some(addr) = addr {
+            opts.set_addr(addr)?;
+        }
+        Ok(opts)
+    }
+
     /// Listens on `addr` (`host:port`, `localhost` meaning `127.0.0.1`) instead: how a serve
     /// call's own address overrides a profile's.
     pub fn set_addr(&mut self, addr: &str) -> Result<()> {
@@ -165,6 +191,9 @@ pub struct McpServer {
     warnings: Vec<Warning>,
     shutdown: CancellationToken,
     task: Option<JoinHandle<()>>,
+    /// The served toolkit, kept while serving: its MCP servers (whose tools it may serve) live
+    /// as long as some copy of it does.
+    _toolkit: Arc<Toolkit>,
 }
 
 impl McpServer {
@@ -267,7 +296,15 @@ pub async fn serve_mcp(toolkit: Arc<Toolkit>, opts: McpServeOptions) -> Result<M
         StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(NeverSessionManager::default()), config);
     let guard = Arc::new(Guard { token, origins: own_origins(addr, &opts.allowed_origins), service });
     let task = tokio::spawn(accept_loop(listener, guard, shutdown.clone()));
-    Ok(McpServer { url: format!("http://{addr}{MCP_PATH}"), addr, tool_names, warnings, shutdown, task: Some(task) })
+    Ok(McpServer {
+        url: format!("http://{addr}{MCP_PATH}"),
+        addr,
+        tool_names,
+        warnings,
+        shutdown,
+        task: Some(task),
+        _toolkit: toolkit,
+    })
 }
 
 async fn accept_loop(listener: TcpListener, guard: Arc<Guard>, shutdown: CancellationToken) {

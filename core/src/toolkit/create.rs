@@ -161,6 +161,11 @@ impl Toolkit {
     /// a machine without a shell. [`Toolkit::close`] stops the servers (dropping the last
     /// copy of the toolkit does too).
     pub async fn create(spec: ToolkitSpec, host: ToolkitHost) -> Result<Toolkit> {
+        // What can fail without a server is checked before any server starts.
+        super::check_relay_collisions(&host.extra_tools)?;
+        let extra_names: HashSet<&str> = host.extra_tools.iter().map(Tool::name).collect();
+        let builtins: Vec<Tool> =
+            builtin_tools(&spec.builtins)?.into_iter().filter(|b| !extra_names.contains(b.name())).collect();
         let mut warnings = Vec::new();
         let mut tools = Vec::new();
         #[cfg(feature = "mcp")]
@@ -183,8 +188,7 @@ impl Toolkit {
             Default::default()
         };
         tools.extend(catalog.tool());
-        let extra_names: HashSet<&str> = host.extra_tools.iter().map(Tool::name).collect();
-        tools.extend(builtin_tools(&spec.builtins)?.into_iter().filter(|b| !extra_names.contains(b.name())));
+        tools.extend(builtins);
         tools.extend(host.extra_tools.iter().cloned());
         tools.retain(|t| !spec.disable_tools.iter().any(|d| d == t.name()));
         let mut tk = Toolkit::with_duplicates(tools, spec.duplicates)?;

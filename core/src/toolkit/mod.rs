@@ -277,7 +277,7 @@ pub(crate) fn unknown_tool(name: &str) -> ToolResult {
     ToolResult::error(format!("Unknown tool: {name}"))
 }
 
-fn check_relay_collisions(tools: &[Tool]) -> Result<()> {
+pub(super) fn check_relay_collisions(tools: &[Tool]) -> Result<()> {
     let mut bad: Vec<&str> =
         tools.iter().filter(|t| t.is_relay() && BUILTIN_TOOL_NAMES.contains(&t.name())).map(Tool::name).collect();
     if bad.is_empty() {
