@@ -10,7 +10,7 @@ use napi_derive::napi;
 use serde_json::{json, Map, Value};
 
 use crate::args::{arg, object_arg};
-use crate::error::{invalid, throw};
+use crate::error::throw;
 use crate::options::{json_value, plain_json};
 use crate::tool::Tool;
 
@@ -104,17 +104,11 @@ pub fn http_tool(env: &Env, opts: Unknown) -> napi::Result<Tool> {
 #[napi(ts_args_type = "headers?: Record<string, string>", ts_return_type = "Record<string, string> | undefined")]
 pub fn expand_env_headers(env: &Env, headers: Unknown) -> napi::Result<Either<Map<String, Value>, ()>> {
     const F: &str = "expandEnvHeaders";
-    let Some(headers) = arg::<Option<engine::JsonObject>>(env, headers, F, "headers", "an object of strings")? else {
+    let Some(headers) = arg::<Option<engine::JsonObject>>(env, headers, F, "headers", "an object")? else {
         return Ok(Either::B(()));
     };
-    let mut pairs = Vec::with_capacity(headers.len());
-    for (k, v) in headers {
-        match v {
-            Value::String(s) => pairs.push((k, s)),
-            _ => return Err(throw(env, invalid(format!("{F}: headers.{k} must be a string")))),
-        }
-    }
-    Ok(Either::A(engine::expand_env_headers(&pairs).into_iter().map(|(k, v)| (k, Value::String(v))).collect()))
+    let expanded = engine::expand_env_headers_json(&Value::Object(headers)).map_err(|e| throw(env, e))?;
+    Ok(Either::A(expanded))
 }
 
 // ---- skills ---------------------------------------------------------------------------------

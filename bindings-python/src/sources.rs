@@ -16,7 +16,7 @@ use pyo3::types::PyTuple;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use crate::bridge::{runtime, LoopWaker, RunTask, Sink};
+use crate::bridge::{LoopWaker, RunTask, Sink};
 use crate::convert::{from_py, to_py};
 use crate::error::{self, PyHostError};
 
@@ -171,54 +171,44 @@ pub fn skill_infos<'py>(py: Python<'py>, skills: &[SkillInfo]) -> PyResult<Bound
     to_py(py, &skills_json(skills))
 }
 
-fn skills_spec(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<Parsed<SkillsSpec>> {
-    error::map(py, SkillsSpec::from_json(&from_py(spec)?))
+/// The options of upstream's `load_skills` / `list_skills` (`dirs`, `skills`, `filter`,
+/// `sample_limit`), read by the engine.
+fn load_spec(py: Python<'_>, options: &Bound<'_, PyAny>) -> PyResult<SkillsSpec> {
+    error::map(py, SkillsSpec::from_load_json(&from_py(options)?))
 }
 
-/// Runs a skill load to its end on the library's runtime, the GIL released (no provider:
-/// nothing here calls back into Python).
-fn block<T: Send>(py: Python<'_>, fut: impl std::future::Future<Output = engine::Result<T>> + Send) -> PyResult<T> {
-    let rt = runtime()?;
-    let out = py.detach(|| rt.block_on(fut));
-    error::map(py, out)
-}
-
-/// The catalog of `spec` (the toolkit's skill keys): `(skills, skipped, prompt, tool,
-/// warnings)`.
+/// The catalog of `options` (upstream's `load_skills` arguments): `(skills, skipped, prompt,
+/// tool, warnings)`. The folders are read with the GIL released.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn load_skills<'py>(
     py: Python<'py>,
-    spec: Bound<'py, PyAny>,
+    options: Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, String, Option<EngineTool>, Vec<(String, String)>)> {
-    let spec = skills_spec(py, &spec)?;
-    let mut warnings = spec.warnings;
-    let loaded = block(py, engine::load_skills(&spec.value, None))?;
-    warnings.extend(loaded.warnings);
+    let spec = load_spec(py, &options)?;
+    let loaded = py.detach(|| engine::load_skills_now(&spec));
     let c = loaded.value;
     Ok((
         skill_infos(py, c.skills())?,
         to_py(py, &skips_json(c.skipped()))?,
         c.prompt(),
         c.tool().map(|inner| EngineTool { inner }),
-        warning_pairs(warnings),
+        warning_pairs(loaded.warnings),
     ))
 }
 
-/// The unfiltered inventory of `spec`: `(skills, skipped, warnings)`.
+/// The unfiltered inventory of `options` (`dirs`, `skills`): `(skills, skipped, warnings)`.
 #[pyfunction]
 pub fn list_skills<'py>(
     py: Python<'py>,
-    spec: Bound<'py, PyAny>,
+    options: Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<WarningPair>)> {
-    let spec = skills_spec(py, &spec)?;
-    let mut warnings = spec.warnings;
-    let listed = block(py, engine::list_skills(&spec.value, None))?;
-    warnings.extend(listed.warnings);
+    let spec = load_spec(py, &options)?;
+    let listed = py.detach(|| engine::list_skills_now(&spec));
     Ok((
         skill_infos(py, &listed.value.skills)?,
         to_py(py, &skips_json(&listed.value.skipped))?,
-        warning_pairs(warnings),
+        warning_pairs(listed.warnings),
     ))
 }
 

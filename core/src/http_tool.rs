@@ -18,7 +18,7 @@ use crate::redact::Secrets;
 use crate::spec_json::Fields;
 use crate::tool::{Tool, ToolHandler, ToolSource};
 use crate::transport::{Http1Transport, HttpResponse};
-use crate::types::{ToolContext, ToolResult};
+use crate::types::{json_type, ToolContext, ToolResult};
 
 /// How long a call may take when the tool sets no `timeout_ms`.
 pub const DEFAULT_HTTP_TIMEOUT_MS: u64 = 30_000;
@@ -168,7 +168,24 @@ pub fn expand_env_headers(headers: &[(String, String)]) -> Vec<(String, String)>
     headers.iter().map(|(k, v)| (k.clone(), expand_env_with(v, |n| std::env::var(n).ok()))).collect()
 }
 
-/// `value` with each `${NAME}` replaced by `lookup(NAME)` (nothing when `None`).
+/// [`expand_env_headers`] of a JSON object of strings, as hosts hand headers over. A value
+/// that is not an object, or a header value that is not a string, is an
+/// [`ErrorKind::InvalidArgument`] error naming the header (never showing a value).
+pub fn expand_env_headers_json(headers: &Value) -> Result<Map<String, Value>> {
+    let o = headers
+        .as_object()
+        .ok_or_else(|| Error::invalid(format!("headers must be an object of strings, got {}", json_type(headers))))?;
+    let mut pairs = Vec::with_capacity(o.len());
+    for (k, v) in o {
+        let v =
+            v.as_str().ok_or_else(|| Error::invalid(format!("header {k:?} must be a string, got {}", json_type(v))))?;
+        pairs.push((k.clone(), v.to_string()));
+    }
+    Ok(expand_env_headers(&pairs).into_iter().map(|(k, v)| (k, Value::String(v))).collect())
+}
+
+/// `value` with each `${NAME}` replaced by `lookup(NAME)` (nothing when `None`): the one
+/// expansion of header values, for HTTP tools and MCP servers alike.
 pub(crate) fn expand_env_with(value: &str, mut lookup: impl FnMut(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;

@@ -63,7 +63,8 @@ pub use hooks::{
     HookSet, HookTable, Hooks, JsonHooks, JsonHooksAdapter, LlmOverride, OnError, Tier, ToolOverride, WaitFor,
 };
 pub use http_tool::{
-    expand_env_headers, http_tool, BodyMode, HttpToolSpec, ResultMode, DEFAULT_HTTP_TIMEOUT_MS, HTTP_TOOL_KEYS,
+    expand_env_headers, expand_env_headers_json, http_tool, BodyMode, HttpToolSpec, ResultMode,
+    DEFAULT_HTTP_TIMEOUT_MS, HTTP_TOOL_KEYS,
 };
 pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
 pub use skill::{

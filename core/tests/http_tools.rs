@@ -291,3 +291,13 @@ fn specs_read_from_json() {
     .unwrap_err();
     assert!(!e.message().contains("sk-not-shown"), "{}", e.message());
 }
+
+#[test]
+fn headers_from_json_expand_and_name_a_bad_header_without_its_value() {
+    std::env::set_var("TN_HTTP_TEST_JSON_TOKEN", "tok-json");
+    let out = toolnexus::expand_env_headers_json(&json!({"A": "Bearer ${TN_HTTP_TEST_JSON_TOKEN}"})).unwrap();
+    assert_eq!(out["A"], "Bearer tok-json");
+    let e = toolnexus::expand_env_headers_json(&json!({"A": ["sk-hidden-value"]})).unwrap_err();
+    assert_eq!(e.message(), "header \"A\" must be a string, got array");
+    assert!(toolnexus::expand_env_headers_json(&json!("x")).is_err());
+}

@@ -133,18 +133,7 @@ pub unsafe extern "C" fn tn_expand_env_headers(
     error_out: *mut *mut c_char,
 ) -> i32 {
     call(error_out, || {
-        let Value::Object(o) = in_json(headers_json, "headers_json")? else {
-            return Err(Error::invalid("headers_json must be a JSON object of strings"));
-        };
-        let mut pairs = Vec::with_capacity(o.len());
-        for (k, v) in o {
-            let Value::String(v) = v else {
-                return Err(Error::invalid(format!("header {k:?} must be a string")));
-            };
-            pairs.push((k, v));
-        }
-        let out: serde_json::Map<String, Value> =
-            engine::expand_env_headers(&pairs).into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+        let out = engine::expand_env_headers_json(&in_json(headers_json, "headers_json")?)?;
         write_out(headers_out, "headers_out", Value::Object(out).to_string())
     })
 }

@@ -283,34 +283,19 @@ class Client:
         pending: Optional[dict[str, Any]] = None,
         answer: Optional[dict[str, Any]] = None,
     ) -> RunResult:
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
         native_tk = toolkit._native if toolkit is not None else None
         if history is not None and not isinstance(history, list):
             history = list(history)
-        handle = self._engine_client().start(
-            _bridge.loop_waker(loop), fut, native_tk, prompt, history or None, pending, answer, cancel,
+        raw = await _bridge.drive(
+            lambda waker, fut: self._engine_client().start(
+                waker, fut, native_tk, prompt, history or None, pending, answer, cancel,
+            ),
+            cancel,
         )
-        watcher = None
-        if cancel is not None:
-            async def watch() -> None:
-                await cancel.wait()
-                handle.cancel()
-
-            watcher = asyncio.ensure_future(watch())
-        try:
-            kept, result = json.loads(await fut)
-            if kept:
-                result["messages"][:0] = (history or [])[:kept]
-            return _run_result(result)
-        except asyncio.CancelledError:
-            handle.cancel()
-            raise
-        finally:
-            # A run dropped with its loop already closed: the watcher will never run again,
-            # and cancelling it would raise from the closed loop.
-            if watcher is not None and not loop.is_closed():
-                watcher.cancel()
+        kept, result = json.loads(raw)
+        if kept:
+            result["messages"][:0] = (history or [])[:kept]
+        return _run_result(result)
 
     async def run(
         self,

@@ -101,6 +101,16 @@ def _dirs(dirs: Any) -> Any:
     return os.fspath(dirs) if isinstance(dirs, os.PathLike) else dirs
 
 
+def _load_options(dirs: Any, skills: Any, filter: Any = None, sample_limit: Any = None) -> dict[str, Any]:  # noqa: A002
+    """The ``load_skills`` / ``list_skills`` arguments under upstream's names, for the engine."""
+    out = {"dirs": _dirs(dirs), "skills": _wire_skills(skills), "filter": filter, "sample_limit": sample_limit}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _wire_skills(skills: Any) -> Any:
+    return [skill_def_to_wire(d) for d in skills] if isinstance(skills, (list, tuple)) else skills
+
+
 def skills_options(
     dirs: Any = None,
     skills: Optional[list[Any]] = None,
@@ -111,7 +121,7 @@ def skills_options(
     """The engine's skill option keys for these arguments (``None`` ones left out)."""
     out = {
         "skills_dir": _dirs(dirs),
-        "skills": [skill_def_to_wire(d) for d in skills] if isinstance(skills, (list, tuple)) else skills,
+        "skills": _wire_skills(skills),
         "skills_filter": filter,
         "skill_sample_limit": sample_limit,
         "disable_skills": disable,
@@ -130,7 +140,7 @@ def _skips(items: list[dict[str, Any]]) -> list[SkillSkip]:
 def list_skills(dirs: Optional[Union[str, list[str]]] = None, *, skills: Optional[list[SkillDef]] = None) -> SkillInventory:
     """Discovers and validates the skills of ``dirs`` and ``skills`` without exposing them:
     the inventory is unfiltered, to author a filter from."""
-    found, skipped, warnings = _native.list_skills(skills_options(dirs, skills))
+    found, skipped, warnings = _native.list_skills(_load_options(dirs, skills))
     _warn(warnings, stacklevel=2)
     return SkillInventory(skills=[_info(s) for s in found], skipped=_skips(skipped))
 
@@ -145,10 +155,7 @@ def load_skills(
     """Loads the skills of ``dirs`` (a folder or a list) and ``skills`` (first name wins) and
     builds the ``skill`` tool. ``filter``: any ``True`` is an allowlist, only ``False``s a
     droplist. ``sample_limit``: files listed per skill (``0`` the default 10, ``-1`` none)."""
-    # Called, it is a skill source even with nothing in it (an empty data list): the tool
-    # then answers that no skill is available, as upstream's does.
-    options = skills_options(dirs, skills if skills is not None else [], filter, sample_limit)
-    found, skipped, prompt, tool, warnings = _native.load_skills(options)
+    found, skipped, prompt, tool, warnings = _native.load_skills(_load_options(dirs, skills, filter, sample_limit))
     _warn(warnings, stacklevel=2)
     infos = [_info(s) for s in found]
     assert tool is not None  # a configured source always has its tool

@@ -324,26 +324,9 @@ fn string_map(o: &Map<String, Value>, key: &str) -> std::result::Result<Vec<(Str
     }
 }
 
-/// `value` with every `${NAME}` (`NAME` of letters, digits and `_`) replaced by that
-/// environment variable, or by nothing when it is unset: tokens live in the environment, not
-/// in the committed config. Anything else, a lone `$` or `${` included, is kept as written.
+/// `value` with each `${NAME}` expanded from the environment (an unset name becomes empty).
 pub(crate) fn expand_env(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(at) = rest.find("${") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 2..];
-        let name_len = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
-        if name_len > 0 && after[name_len..].starts_with('}') {
-            out.push_str(&std::env::var(&after[..name_len]).unwrap_or_default());
-            rest = &after[name_len + 1..];
-        } else {
-            out.push_str("${");
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
+    crate::http_tool::expand_env_with(value, |n| std::env::var(n).ok())
 }
 
 #[cfg(test)]

@@ -394,12 +394,14 @@ pub async fn load_skills(spec: &SkillsSpec, provider: Option<Arc<dyn SkillProvid
     Ok(catalog(spec, inv, configured, warnings))
 }
 
-/// [`load_skills`] without a provider, on the calling thread: for the ports whose
-/// `load_skills` is synchronous.
+/// A port's own `load_skills` call: [`load_skills`] without a provider, on the calling
+/// thread. Being called makes it a skill source even with nothing in it, so the catalog
+/// always has its `skill` tool (which then answers that no skill is available), as
+/// upstream's `load_skills` builds one.
 pub fn load_skills_now(spec: &SkillsSpec) -> Parsed<SkillCatalog> {
     let mut warnings = Vec::new();
     let inv = collect(spec, &[], &mut warnings);
-    catalog(spec, inv, spec.is_configured(), warnings)
+    catalog(spec, inv, true, warnings)
 }
 
 /// The filter applied to `inv`.
