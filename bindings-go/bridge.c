@@ -45,6 +45,9 @@ static void body_transform_tr(void *ud, const char *body_json, uint64_t token) {
   goBodyTransform(run_of(token), (char *)body_json, token);
 }
 
+/* Metric events go to the client's own handle (its OnMetric), not to a run. */
+static void on_metric_tr(void *ud, const char *event_json) { goOnMetric((uintptr_t)ud, (char *)event_json); }
+
 static void done_tr(void *ud, int32_t status, const char *json) {
   goRunDone((uintptr_t)ud, status, (char *)json);
 }
@@ -66,9 +69,14 @@ int32_t tn_go_toolkit_create(const char *spec_json, uintptr_t tools, uint32_t wi
   return tn_toolkit_create_with(spec_json, &cb, cancel, out, error_out);
 }
 
-int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, tn_client **out,
-                         char **error_out) {
+int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, uintptr_t on_metric,
+                         tn_client **out, char **error_out) {
   tn_callbacks cb = {0};
+  if (on_metric) {
+    cb.user_data = (void *)on_metric;
+    cb.free_user_data = release_tr;
+    cb.on_metric = on_metric_tr;
+  }
   cb.wait_for = (wired & TN_GO_WAIT_FOR) ? wait_for_tr : NULL;
   cb.transport = (wired & TN_GO_TRANSPORT) ? transport_tr : NULL;
   cb.on_error = (wired & TN_GO_ON_ERROR) ? on_error_tr : NULL;
@@ -81,6 +89,11 @@ int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook
 int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
                         const tn_cancel *cancel, uintptr_t scope, char **error_out) {
   return tn_client_run_async(client, toolkit, input_json, cancel, done_tr, (void *)scope, error_out);
+}
+
+int32_t tn_go_translate_async(const tn_client *client, const tn_toolkit *toolkit, const char *request_json,
+                              const tn_cancel *cancel, uintptr_t scope, char **error_out) {
+  return tn_client_translate_async(client, toolkit, request_json, cancel, done_tr, (void *)scope, error_out);
 }
 
 int32_t tn_go_execute_async(const tn_toolkit *toolkit, const char *call_json, const tn_cancel *cancel,

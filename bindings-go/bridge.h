@@ -33,14 +33,20 @@ int32_t tn_go_toolkit_create(const char *spec_json, uintptr_t tools, uint32_t wi
                              tn_toolkit **out, char **error_out);
 
 /* tn_client_new with the Go trampolines named in `wired` and, when hook_mask is not 0, the
- * hook trampoline. The client has no user_data: its callbacks serve the run of their token. */
-int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, tn_client **out,
-                         char **error_out);
+ * hook trampoline. Its callbacks serve the run of their token; only metric events, which
+ * belong to the client, go to `on_metric` (a handle to its OnMetric, released through
+ * goRelease with the client; 0: no sink). */
+int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, uintptr_t on_metric,
+                         tn_client **out, char **error_out);
 
 /* tn_client_run_async with `scope` as the run's user_data; done hands the outcome to
  * goRunDone(scope, ...). */
 int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
                         const tn_cancel *cancel, uintptr_t scope, char **error_out);
+
+/* tn_client_translate_async, as tn_go_run_async. */
+int32_t tn_go_translate_async(const tn_client *client, const tn_toolkit *toolkit, const char *request_json,
+                              const tn_cancel *cancel, uintptr_t scope, char **error_out);
 
 /* tn_toolkit_execute_call_async, as tn_go_run_async. */
 int32_t tn_go_execute_async(const tn_toolkit *toolkit, const char *call_json, const tn_cancel *cancel,

@@ -9,6 +9,7 @@ import (
 	"log"
 	"net/http"
 	"runtime"
+	"runtime/cgo"
 )
 
 // ClientStyle selects the provider's wire format.
@@ -75,7 +76,9 @@ type ClientOptions struct {
 	OnUnsupportedPart string
 	// Store (the port's Ask memory) is not supported yet: set, it is rejected.
 	Store ConversationStore
-	// OnMetric (metrics) is not supported yet: set, it is rejected.
+	// OnMetric receives each metric event (see MetricEvent), in order, on the library's
+	// thread driving the run: keep it quick. A panic in it is logged and the run goes on.
+	// Client.Metrics counts the events either way.
 	OnMetric func(MetricEvent)
 }
 
@@ -113,8 +116,6 @@ func unsupportedClientOption(o ClientOptions) string {
 		return "OnUnsupportedPart (content parts)"
 	case o.Store != nil:
 		return "Store (conversation store)"
-	case o.OnMetric != nil:
-		return "OnMetric (metrics)"
 	}
 	return ""
 }
@@ -175,9 +176,14 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	}
 	options := cstring(string(raw))
 	defer freeC(options)
+	var sink C.uintptr_t
+	if o.OnMetric != nil {
+		// Released by the engine with the client (goRelease), or now if making it fails.
+		sink = C.uintptr_t(cgo.NewHandle(o.OnMetric))
+	}
 	var out *C.tn_client
 	var errJSON *C.char
-	if err := check(C.tn_go_client_new(options, wired, hookMask(o.Hooks), &out, &errJSON), errJSON); err != nil {
+	if err := check(C.tn_go_client_new(options, wired, hookMask(o.Hooks), sink, &out, &errJSON), errJSON); err != nil {
 		return nil, err
 	}
 	var warnings *C.char

@@ -50,7 +50,6 @@ func TestUnsupportedClientOptionsAreRejected(t *testing.T) {
 		"MaxPartBytes":      func(o *tn.ClientOptions) { o.MaxPartBytes = 10 },
 		"OnUnsupportedPart": func(o *tn.ClientOptions) { o.OnUnsupportedPart = "text" },
 		"Store":             func(o *tn.ClientOptions) { o.Store = &memoryStore{} },
-		"OnMetric":          func(o *tn.ClientOptions) { o.OnMetric = func(tn.MetricEvent) {} },
 	} {
 		opts := tn.ClientOptions{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k"}
 		edit(&opts)

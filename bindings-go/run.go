@@ -17,47 +17,59 @@ type runOutcome struct {
 	json   string
 }
 
-// run executes one run on the client's engine client (and the toolkit's engine toolkit): it
-// starts the run asynchronously with a scope bound to this run's context as its user_data,
-// fires the engine's cancellation when ctx ends, and waits for the outcome.
+// run executes one run on the client's engine client (and the toolkit's engine toolkit).
 func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunResult, error) {
 	if c.err != nil {
 		return RunResult{}, c.err
-	}
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	inputJSON, err := json.Marshal(input)
 	if err != nil {
 		return RunResult{}, bindingError(KindInvalidArgument, "cannot encode the run input: %v", err)
 	}
-	if err := ctx.Err(); err != nil {
-		return RunResult{}, &Error{Kind: KindCancelled, Code: codeOfKind(KindCancelled),
-			Message: "run cancelled before it started: " + err.Error(), cause: err}
-	}
-	runCtx, stop := c.runContext(ctx)
-	defer stop()
-	sc := newScope(runCtx, &c.opts)
 	in := cstring(string(inputJSON))
 	defer freeC(in)
-	out, err := awaitEngine(ctx, sc, func(cancel *C.tn_cancel, h C.uintptr_t) error {
-		return withToolkit(tk, func(toolkit *C.tn_toolkit) error {
-			defer runtime.KeepAlive(c) // its engine client is freed by its finalizer
-			var errJSON *C.char
-			return check(C.tn_go_run_async(c.native, toolkit, in, cancel, h, &errJSON), errJSON)
-		})
+	out, err := c.engineCall(ctx, tk, "run", func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
+		return C.tn_go_run_async(c.native, toolkit, in, cancel, h, errJSON)
 	})
 	if err != nil {
 		return RunResult{}, err
 	}
-	if out.status != statusOK {
-		return RunResult{}, c.runError(ctx, sc, out)
-	}
 	var w wireRunResult
-	if err := json.Unmarshal([]byte(out.json), &w); err != nil {
+	if err := json.Unmarshal([]byte(out), &w); err != nil {
 		return RunResult{}, bindingError(KindInternal, "unreadable run result: %v", err)
 	}
 	return w.toResult(), nil
+}
+
+// engineCall makes one asynchronous engine call (a run, a translation) with a scope bound to
+// this call's context as its user_data, fires the engine's cancellation when ctx ends, and
+// waits for the outcome's JSON; a failed call is its *Error. what names it in errors.
+func (c *Client) engineCall(ctx context.Context, tk *Toolkit, what string,
+	start func(*C.tn_toolkit, *C.tn_cancel, C.uintptr_t, **C.char) C.int32_t) (string, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return "", &Error{Kind: KindCancelled, Code: codeOfKind(KindCancelled),
+			Message: what + " cancelled before it started: " + err.Error(), cause: err}
+	}
+	runCtx, stop := c.runContext(ctx)
+	defer stop()
+	sc := newScope(runCtx, &c.opts)
+	out, err := awaitEngine(ctx, sc, func(cancel *C.tn_cancel, h C.uintptr_t) error {
+		return withToolkit(tk, func(toolkit *C.tn_toolkit) error {
+			defer runtime.KeepAlive(c) // its engine client is freed by its finalizer
+			var errJSON *C.char
+			return check(start(toolkit, cancel, h, &errJSON), errJSON)
+		})
+	})
+	if err != nil {
+		return "", err
+	}
+	if out.status != statusOK {
+		return "", c.runError(ctx, sc, out)
+	}
+	return out.json, nil
 }
 
 // withToolkit calls start with tk's engine toolkit (NULL for a nil tk), holding it so that

@@ -46,6 +46,38 @@ export interface AfterToolEv {
   turn: number
 }
 
+/** A metric event (SPEC §8), as `onMetric` receives it: one per model call (retries
+ * included), one per tool execution (`pending` when the tool suspended, never an error), and
+ * one per run, last (`error` when it failed). `ms` is wall time, with a fraction. */
+export type MetricEvent =
+  | { event: 'llm'; model: string; status: 'ok' | 'error'; ms: number; promptTokens: number; completionTokens: number }
+  | { event: 'tool'; tool: string; source: string; isError: boolean; ms: number; pending?: boolean }
+  | { event: 'run'; model: string; turns: number; toolCalls: number; totalTokens: number; ms: number; error?: string }
+
+/** One tool call a translated turn carries, in the OpenAI shape. */
+export interface TranslatedToolCall {
+  /** The id the caller echoes on its `tool` result message. */
+  id: string
+  name: string
+  /** The arguments as a JSON string (the OpenAI wire form). */
+  arguments: string
+}
+
+/** What `client.translate` answers: one turn in the OpenAI shape. */
+export interface TranslateResult {
+  /** The assistant text (`''` when the model only called tools). */
+  text: string
+  /** In the provider's order; none is dropped. */
+  toolCalls: TranslatedToolCall[]
+  /** Any tool call makes it `tool_calls`; an OpenAI provider's own value passes through. */
+  finishReason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | (string & {})
+  usage: Usage
+  /** The model the call sent. */
+  model: string
+  /** The provider's decoded response. */
+  raw?: any
+}
+
 /** `defineTool` options: `run` (the rest of the interface is generated below). */
 export interface DefineToolOptions {
   /**

@@ -46,6 +46,38 @@ export interface AfterToolEv {
   turn: number
 }
 
+/** A metric event (SPEC §8), as `onMetric` receives it: one per model call (retries
+ * included), one per tool execution (`pending` when the tool suspended, never an error), and
+ * one per run, last (`error` when it failed). `ms` is wall time, with a fraction. */
+export type MetricEvent =
+  | { event: 'llm'; model: string; status: 'ok' | 'error'; ms: number; promptTokens: number; completionTokens: number }
+  | { event: 'tool'; tool: string; source: string; isError: boolean; ms: number; pending?: boolean }
+  | { event: 'run'; model: string; turns: number; toolCalls: number; totalTokens: number; ms: number; error?: string }
+
+/** One tool call a translated turn carries, in the OpenAI shape. */
+export interface TranslatedToolCall {
+  /** The id the caller echoes on its `tool` result message. */
+  id: string
+  name: string
+  /** The arguments as a JSON string (the OpenAI wire form). */
+  arguments: string
+}
+
+/** What `client.translate` answers: one turn in the OpenAI shape. */
+export interface TranslateResult {
+  /** The assistant text (`''` when the model only called tools). */
+  text: string
+  /** In the provider's order; none is dropped. */
+  toolCalls: TranslatedToolCall[]
+  /** Any tool call makes it `tool_calls`; an OpenAI provider's own value passes through. */
+  finishReason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | (string & {})
+  usage: Usage
+  /** The model the call sent. */
+  model: string
+  /** The provider's decoded response. */
+  raw?: any
+}
+
 /** `defineTool` options: `run` (the rest of the interface is generated below). */
 export interface DefineToolOptions {
   /**
@@ -124,6 +156,18 @@ export type McpStatus = 'connected' | 'disabled' | 'failed'
 export declare class Client {
   /** Runs `prompt` (with `toolkit`, continuing `history`) through the tool-calling loop. */
   run(prompt: string, options?: RunOptions | undefined | null): Promise<RunResult>
+  /**
+   * One turn as a translator (SPEC §11): exactly one provider call, no loop, no tool runs,
+   * no state; the turn comes back OpenAI-shaped (`{text, toolCalls[{id, name, arguments}],
+   * finishReason, usage, model, raw}`). Retries, `requestParams`, `bodyTransform`,
+   * `beforeLLM`/`afterLLM` (once) and the `llm` metric apply as in a run.
+   */
+  translate(request: TranslateRequest): Promise<TranslateResult>
+  /**
+   * Every run's metrics so far as Prometheus text (SPEC §8), the same bytes upstream's ports
+   * render; HELP and TYPE lines only before the first run.
+   */
+  metrics(): string
   /**
    * Resumes a run that halted with status `pending`: `answer.id` must echo `pending.id`;
    * `history` is the halted result's `messages`. No new user turn is added.
@@ -322,8 +366,12 @@ export interface ClientOptions {
   requireApiKey?: boolean
   /** Conversation memory (accepted as upstream's option; not implemented yet: it warns). */
   store?: unknown
-  /** Metric events (accepted as upstream's option; not implemented yet: it warns). */
-  onMetric?: (event: Record<string, unknown>) => void
+  /**
+   * Receives each metric event, in order, on the JS thread, before the Promise of its run
+   * settles. It cannot fail the run: what it throws becomes a process warning
+   * (`metric_sink_failed`). `client.metrics()` counts the events either way.
+   */
+  onMetric?: (event: MetricEvent) => void
   /** Anthropic `max_tokens` (default 4096). */
   maxTokens?: number
   /**
@@ -424,6 +472,9 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
  */
 export declare function exposedMcpTools(tools: Array<Tool | ToolLike>, cfg?: McpServeOptions): Tool[]
 
+/** The OpenAI finish reason for a provider stop reason: any tool call makes it `tool_calls`. */
+export declare function finishReasonFor(hasToolCalls: boolean, providerStop?: string): 'stop' | 'tool_calls' | 'length' | 'content_filter'
+
 /**
  * Wraps an HTTP endpoint as a tool (source `http`): a non-2xx answer or a network failure
  * is an error result.
@@ -518,6 +569,19 @@ export interface McpServeOptions {
   /** Browser origins allowed besides the server's own (`scheme://host:port`). */
   allowedOrigins?: Array<string>
 }
+
+/**
+ * OpenAI `messages` as `{messages, system}` for an Anthropic provider: tool calls become
+ * `tool_use` blocks, consecutive `tool` results one user turn, system and developer
+ * messages the system text.
+ */
+export declare function openAIMessagesToAnthropic(messages: any[]): { messages: any[]; system: string }
+
+/** OpenAI `tool_choice` in Anthropic's shape; `undefined` for `auto`, absent or unknown. */
+export declare function openAIToolChoiceToAnthropic(choice: unknown): any
+
+/** OpenAI `tools` as Anthropic declarations (native entries pass, unknown ones are skipped). */
+export declare function openAIToolsToAnthropic(tools?: any[]): any[]
 
 /**
  * The server entries of an MCP config (a path or an object) as written: the JS port's
@@ -776,6 +840,28 @@ export interface ToolRunContext {
 
 /** The OpenAI declarations of `tools` (as `Toolkit.toOpenAI`). */
 export declare function toOpenAI(tools: Array<Tool | ToolLike>): any[]
+
+/**
+ * `translate`'s request: the engine reads every data key (`messages`, `tools`, `toolChoice`,
+ * `system`, `maxTokens`); `toolkit` and `signal` are host objects. The type the declarations
+ * show.
+ */
+export interface TranslateRequest {
+  /** The OpenAI `messages`, verbatim. */
+  messages: any[]
+  /** The OpenAI `tools`, verbatim: declared, never run. */
+  tools?: any[]
+  /** Declared before `tools`; none of its tools runs. */
+  toolkit?: Toolkit
+  /** The OpenAI `tool_choice`, verbatim (converted for an Anthropic provider). */
+  toolChoice?: any
+  /** Replaces the system prompt. */
+  system?: string
+  /** This call's `max_tokens` (0 or absent: the default). */
+  maxTokens?: number
+  /** Aborts the call; the Promise rejects with an `AbortError`. */
+  signal?: AbortSignal
+}
 
 /** Token usage summed across the turns of a run. */
 export interface Usage {

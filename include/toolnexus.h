@@ -37,7 +37,7 @@
 
 // The ABI version this library implements. A binding checks it at load time and asks for a
 // rebuild when it differs from the version it was built against.
-#define TN_ABI_VERSION 2
+#define TN_ABI_VERSION 3
 
 // `tn_callbacks.hook_mask` bit: call the hook for `before_llm`.
 #define TN_HOOK_BEFORE_LLM 1
@@ -150,6 +150,15 @@ typedef void (*tn_body_transform_fn)(void *user_data,
                                      const char *body_json,
                                      uint64_t token);
 
+// Receives each metric event (SPEC §8) as JSON: `{"event": "llm", "model", "status" ("ok" |
+// "error"), "ms", "prompt_tokens", "completion_tokens"}`, `{"event": "tool", "tool", "source",
+// "is_error", "ms", "pending"?}` or `{"event": "run", "model", "turns", "tool_calls",
+// "total_tokens", "ms", "error"?}`. Called synchronously, in order, on the library thread
+// driving the run, with nothing to complete: return quickly, and do not block on the run
+// itself. `event_json` is valid only during the call. Added in ABI version 3.
+typedef void (*tn_on_metric_fn)(void *user_data,
+                                const char *event_json);
+
 // The host behaviour of a client. Every field may be NULL / 0. Callbacks run on library
 // threads, get `user_data` back, and answer through `tn_complete`.
 typedef struct tn_callbacks {
@@ -171,6 +180,9 @@ typedef struct tn_callbacks {
   // version 2, which is why a host checks `tn_abi_version()` before its first call: a
   // host built against version 1 must be rebuilt.
   tn_body_transform_fn body_transform;
+  // Receives each metric event as it happens; NULL: the client's registry
+  // (`tn_client_metrics`) still counts them. Added in ABI version 3.
+  tn_on_metric_fn on_metric;
 } tn_callbacks;
 
 // Called once when an async call ends: `status` is `TN_OK` with the call's result JSON, or an
@@ -256,6 +268,16 @@ int32_t tn_client_new(const char *options_json,
 int32_t tn_client_warnings(const struct tn_client *client,
                            char **warnings_out,
                            char **error_out);
+
+// Writes the client's cumulative metrics as Prometheus text (SPEC §8) to `*text_out` (free
+// it with `tn_string_free`): HELP and TYPE lines only before the first run. Added in ABI
+// version 3.
+//
+// # Safety
+// `client` is a pointer this library returned; `text_out` must be writable.
+int32_t tn_client_metrics(const struct tn_client *client,
+                          char **text_out,
+                          char **error_out);
 
 // Releases a client. NULL, or a handle already freed, is ignored.
 //
@@ -674,6 +696,36 @@ int32_t tn_toolkit_execute_call_async(const struct tn_toolkit *toolkit,
                                       tn_done_fn done,
                                       void *user_data,
                                       char **error_out);
+
+// Translates one turn and blocks until the provider answers. `request_json` is `{"messages"
+// (OpenAI shape), "tools"?, "tool_choice"?, "system"?, "max_tokens"?}`; `toolkit` (may be
+// NULL) is declared before `tools`, never run. Writes `{"text", "tool_calls": [{"id",
+// "name", "arguments"}], "finish_reason", "usage", "model", "raw"}` to `*result_out`. One
+// provider call with the client's retries; `before_llm` and `after_llm` fire once, no tool
+// hook. Refused with `TN_ERR_REENTRANT` inside a callback. Added in ABI version 3.
+//
+// # Safety
+// Pointers as documented; `result_out` must be writable.
+int32_t tn_client_translate(const struct tn_client *client,
+                            const struct tn_toolkit *toolkit,
+                            const char *request_json,
+                            const struct tn_cancel *cancel,
+                            char **result_out,
+                            char **error_out);
+
+// `tn_client_translate` without blocking: `done` is called exactly once, as for
+// `tn_client_run_async`, and `user_data` is what `tn_token_run_data` answers for its hook
+// callbacks. Added in ABI version 3.
+//
+// # Safety
+// Pointers as documented; `done` must not be NULL.
+int32_t tn_client_translate_async(const struct tn_client *client,
+                                  const struct tn_toolkit *toolkit,
+                                  const char *request_json,
+                                  const struct tn_cancel *cancel,
+                                  tn_done_fn done,
+                                  void *user_data,
+                                  char **error_out);
 
 // Answers a callback: `token` is the one the callback received; `status` is `TN_OK` with the
 // JSON the callback documents as `payload`, or an error status with a message (may be NULL).

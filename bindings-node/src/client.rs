@@ -48,6 +48,32 @@ pub struct RunOptions<'a> {
     pub signal: Option<Object<'a>>,
 }
 
+/// `translate`'s request: the engine reads every data key (`messages`, `tools`, `toolChoice`,
+/// `system`, `maxTokens`); `toolkit` and `signal` are host objects. The type the declarations
+/// show.
+#[napi(object, object_to_js = false)]
+#[allow(dead_code)]
+pub struct TranslateRequest<'a> {
+    /// The OpenAI `messages`, verbatim.
+    #[napi(ts_type = "any[]")]
+    pub messages: Json,
+    /// The OpenAI `tools`, verbatim: declared, never run.
+    #[napi(ts_type = "any[]")]
+    pub tools: Option<Json>,
+    /// Declared before `tools`; none of its tools runs.
+    pub toolkit: Option<ClassInstance<'a, Toolkit>>,
+    /// The OpenAI `tool_choice`, verbatim (converted for an Anthropic provider).
+    #[napi(ts_type = "any")]
+    pub tool_choice: Option<Json>,
+    /// Replaces the system prompt.
+    pub system: Option<String>,
+    /// This call's `max_tokens` (0 or absent: the default).
+    pub max_tokens: Option<u32>,
+    /// Aborts the call; the Promise rejects with an `AbortError`.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
 /// `runWithAnswer` options.
 #[napi(object, object_to_js = false)]
 pub struct ResumeOptions<'a> {
@@ -100,6 +126,44 @@ impl Client {
             resume: None,
         };
         self.start(env, start, signal, "run")
+    }
+
+    /// One turn as a translator (SPEC §11): exactly one provider call, no loop, no tool runs,
+    /// no state; the turn comes back OpenAI-shaped (`{text, toolCalls[{id, name, arguments}],
+    /// finishReason, usage, model, raw}`). Retries, `requestParams`, `bodyTransform`,
+    /// `beforeLLM`/`afterLLM` (once) and the `llm` metric apply as in a run.
+    #[napi(ts_args_type = "request: TranslateRequest", ts_return_type = "Promise<TranslateResult>")]
+    pub fn translate<'e>(&self, env: &'e Env, request: Unknown<'e>) -> napi::Result<PromiseRaw<'e, Json>> {
+        const F: &str = "translate";
+        let o: Object = object_arg(env, request, F, "request")?;
+        let toolkit: Option<ClassInstance<Toolkit>> =
+            arg(env, o.get_named_property("toolkit")?, F, "request.toolkit", "a Toolkit")?;
+        let signal: Option<Object> = o.get_named_property("signal")?;
+        let plain = crate::options::plain_json(env, &o, F, "request", &["toolkit", "signal"], &[])?;
+        let req = engine::TranslateRequest::from_json(&Value::Object(plain)).map_err(|e| throw(env, e))?;
+        let token = CancellationToken::new();
+        let id = keepalive::next_id();
+        let watch = watch_signal(env, signal, token.clone(), id, F, "request.signal")?;
+        let client = self.inner.clone();
+        let toolkit = toolkit.map(|t| t.snapshot());
+        let work = async move { client.translate(req, toolkit.as_deref(), Some(token)).await };
+        keepalive::spawn(env, id, work, move |env, outcome| {
+            let cause = match watch {
+                Some(w) => w.finish(env)?,
+                None => None,
+            };
+            match outcome {
+                Ok(r) => Ok(Json(r.to_json_camel())),
+                Err(e) => Err(to_js(env, e, cause)),
+            }
+        })
+    }
+
+    /// Every run's metrics so far as Prometheus text (SPEC §8), the same bytes upstream's ports
+    /// render; HELP and TYPE lines only before the first run.
+    #[napi]
+    pub fn metrics(&self) -> String {
+        self.inner.metrics()
     }
 
     /// Resumes a run that halted with status `pending`: `answer.id` must echo `pending.id`;

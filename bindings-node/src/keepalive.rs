@@ -37,10 +37,35 @@ type Settle = Box<dyn FnOnce(&Env, Outcome) -> napi::Result<sys::napi_value>>;
 /// Carries outcomes to the JS thread; ref'd only while a run is working.
 type Deliver = ThreadsafeFunction<Delivery, (), (), Status, false, false>;
 
-struct Delivery {
-    id: u64,
-    /// `None`: the future was dropped without an outcome (a panic, the runtime shutting down).
-    outcome: Option<Outcome>,
+enum Delivery {
+    /// Run `id`'s outcome; `None`: the future was dropped without one (a panic, the runtime
+    /// shutting down).
+    Outcome { id: u64, outcome: Option<Outcome> },
+    /// Work for the JS thread that must come in order with the runs' outcomes: a run's metric
+    /// events reach the host before its Promise settles.
+    Task(Task),
+}
+
+/// See [`Delivery::Task`].
+pub type Task = Box<dyn FnOnce(&Env) + Send>;
+
+/// Queues `task` for the JS thread behind everything sent so far (a run's metric events
+/// before its outcome). Dropped silently once the environment is closing.
+#[derive(Clone)]
+pub struct Queue(Arc<Deliver>);
+
+impl Queue {
+    /// This environment's queue. Must run on the JS thread.
+    pub fn of(env: &Env) -> napi::Result<Queue> {
+        match RUNS.with(|r| r.borrow().as_ref().map(|r| r.deliver.clone())) {
+            Some(d) => Ok(Queue(d)),
+            None => first_use(env).map(Queue),
+        }
+    }
+
+    pub fn send(&self, task: Task) {
+        let _ = self.0.call(Delivery::Task(task), ThreadsafeFunctionCallMode::NonBlocking);
+    }
 }
 
 tokio::task_local! {
@@ -97,10 +122,7 @@ where
     F: Future<Output = T> + Send + 'static,
     S: FnOnce(&Env, T) -> napi::Result<V> + 'static,
 {
-    let deliver = match RUNS.with(|r| r.borrow().as_ref().map(|r| r.deliver.clone())) {
-        Some(d) => d,
-        None => first_use(env)?,
-    };
+    let Queue(deliver) = Queue::of(env)?;
     let mut deferred = std::ptr::null_mut();
     let mut promise = std::ptr::null_mut();
     // SAFETY: on the JS thread of `env`.
@@ -185,7 +207,10 @@ fn first_use(env: &Env) -> napi::Result<Arc<Deliver>> {
     let deliver: Deliver =
         noop.build_threadsafe_function::<Delivery>().weak::<false>().callee_handled::<false>().build_callback(
             |ctx: ThreadsafeCallContext<Delivery>| {
-                deliver_outcome(&ctx.env, ctx.value);
+                match ctx.value {
+                    Delivery::Outcome { id, outcome } => deliver_outcome(&ctx.env, id, outcome),
+                    Delivery::Task(task) => task(&ctx.env),
+                }
                 Ok(())
             },
         )?;
@@ -198,10 +223,10 @@ fn first_use(env: &Env) -> napi::Result<Arc<Deliver>> {
 
 /// Settles a run's Promise with its outcome. On the JS thread; never leaves an exception
 /// pending (napi calls its no-op function next).
-fn deliver_outcome(env: &Env, d: Delivery) {
+fn deliver_outcome(env: &Env, id: u64, outcome: Option<Outcome>) {
     let mut entry = None;
     update(env, |runs| {
-        if let Some(e) = runs.entries.remove(&d.id) {
+        if let Some(e) = runs.entries.remove(&id) {
             if e.working() {
                 runs.working -= 1;
             }
@@ -209,7 +234,7 @@ fn deliver_outcome(env: &Env, d: Delivery) {
         }
     });
     let Some(entry) = entry else { return };
-    let result = match d.outcome {
+    let result = match outcome {
         Some(outcome) => (entry.settle)(env, outcome),
         None => {
             let e = engine::Error::new(ErrorKind::Internal, "the run ended without an outcome");
@@ -251,7 +276,8 @@ impl Settler {
     fn send(mut self, outcome: Outcome) {
         if let Some(d) = self.deliver.take() {
             // Closing (the environment is going away): no Promise left to settle.
-            let _ = d.call(Delivery { id: self.id, outcome: Some(outcome) }, ThreadsafeFunctionCallMode::NonBlocking);
+            let delivery = Delivery::Outcome { id: self.id, outcome: Some(outcome) };
+            let _ = d.call(delivery, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
 }
@@ -259,7 +285,7 @@ impl Settler {
 impl Drop for Settler {
     fn drop(&mut self) {
         if let Some(d) = self.deliver.take() {
-            let _ = d.call(Delivery { id: self.id, outcome: None }, ThreadsafeFunctionCallMode::NonBlocking);
+            let _ = d.call(Delivery::Outcome { id: self.id, outcome: None }, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
 }

@@ -24,10 +24,12 @@ mod fetch;
 mod keepalive;
 mod lazy;
 mod mcp;
+mod metrics;
 mod options;
 mod sources;
 mod tool;
 mod toolkit;
+mod translate;
 mod warning;
 
 use napi_derive::napi;

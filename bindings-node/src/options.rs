@@ -14,6 +14,7 @@ use crate::call::{callback, MaybePromise};
 use crate::callbacks::{ErrorInfoEvent, JsBodyTransform, JsHooks, JsOnError, JsWaitFor};
 use crate::convert::{Json, Request};
 use crate::fetch::{FetchCall, FetchReply, JsFetch};
+use crate::metrics::JsOnMetric;
 
 /// `createClient` options (the JS port's names; defaults as upstream). The type the
 /// declarations show; the options themselves are read by the engine (see [`engine_options`]).
@@ -56,9 +57,11 @@ pub struct ClientOptions<'a> {
     /// Conversation memory (accepted as upstream's option; not implemented yet: it warns).
     #[napi(ts_type = "unknown")]
     pub store: Option<Unknown<'a>>,
-    /// Metric events (accepted as upstream's option; not implemented yet: it warns).
-    #[napi(ts_type = "(event: Record<string, unknown>) => void")]
-    pub on_metric: Option<Unknown<'a>>,
+    /// Receives each metric event, in order, on the JS thread, before the Promise of its run
+    /// settles. It cannot fail the run: what it throws becomes a process warning
+    /// (`metric_sink_failed`). `client.metrics()` counts the events either way.
+    #[napi(ts_type = "(event: MetricEvent) => void")]
+    pub on_metric: Option<Function<'a, Json, ()>>,
     /// Anthropic `max_tokens` (default 4096).
     pub max_tokens: Option<u32>,
     /// Extra top-level body keys merged into every request (`messages`, `tools` and `stream`
@@ -91,10 +94,10 @@ pub struct ClientOptions<'a> {
 
 /// The options that are host functions: wrapped as the engine traits they play. Every other
 /// key goes to the engine as JSON, named as the user wrote it; it reads and checks them all.
-const HOST_FUNCTIONS: [&str; 5] = ["hooks", "waitFor", "onError", "bodyTransform", "fetch"];
+const HOST_FUNCTIONS: [&str; 6] = ["hooks", "waitFor", "onError", "bodyTransform", "fetch", "onMetric"];
 
 /// Host objects the engine only needs to know were given (it warns that they do nothing yet).
-const HOST_OBJECTS: [&str; 2] = ["store", "onMetric"];
+const HOST_OBJECTS: [&str; 1] = ["store"];
 
 /// The keys of the options object `o` as JSON, named as the user wrote them, for the engine
 /// to read: `undefined` ones left out, those of `skip` (host values) too, and those of
@@ -151,7 +154,7 @@ pub fn engine_options(
         Err(e) => return Ok(Err(e)),
     };
     let e = &mut parsed.value;
-    for name in ["waitFor", "onError", "bodyTransform", "fetch"] {
+    for name in ["waitFor", "onError", "bodyTransform", "fetch", "onMetric"] {
         let f: Unknown = o.get_named_property(name)?;
         if !matches!(f.get_type()?, ValueType::Undefined | ValueType::Null) {
             check_function(env, f.raw(), "createClient", &format!("options.{name}"))?;
@@ -173,6 +176,9 @@ pub fn engine_options(
     }
     if let Some(f) = o.get_named_property::<Option<Function<FetchCall, MaybePromise<FetchReply>>>>("fetch")? {
         e.transport = Some(Arc::new(JsFetch::new(f)?));
+    }
+    if let Some(f) = o.get_named_property::<Option<Function<Json, ()>>>("onMetric")? {
+        e.on_metric = Some(Arc::new(JsOnMetric::new(env, f)?));
     }
     Ok(Ok(parsed))
 }

@@ -11,6 +11,7 @@ use crate::bridge::{LoopWaker, RunTask};
 use crate::convert::from_py;
 use crate::error;
 use crate::host::{LastTransportError, PyBodyTransform, PyHooks, PyOnError, PyTransport, PyWaitFor};
+use crate::metrics::PyOnMetric;
 use crate::toolkit::PyToolkit;
 
 /// The host's hook callables: each hook by its name, as a key of a mapping or an attribute of
@@ -33,6 +34,8 @@ pub struct PyClient {
     /// What reading the options warned about, in order.
     #[pyo3(get)]
     warnings: Vec<(String, String)>,
+    /// Shared by `on_error` and the transport (see [`LastTransportError`]).
+    last_error: Option<LastTransportError>,
 }
 
 /// The engine's reading of the plain options, and the warnings it raised (as
@@ -46,7 +49,8 @@ fn options(py: Python<'_>, o: &Bound<'_, PyDict>) -> PyResult<(ClientOptions, Ve
 #[pymethods]
 impl PyClient {
     #[new]
-    #[pyo3(signature = (options, wait_for, hooks, on_error, body_transform, transport))]
+    #[pyo3(signature = (options, wait_for, hooks, on_error, body_transform, transport, on_metric))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         options: Bound<'_, PyDict>,
@@ -55,6 +59,7 @@ impl PyClient {
         on_error: Option<Py<PyAny>>,
         body_transform: Option<Py<PyAny>>,
         transport: Option<Py<PyAny>>,
+        on_metric: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let (mut opts, warnings) = self::options(py, &options)?;
         let last_transport_error = LastTransportError::default();
@@ -62,13 +67,56 @@ impl PyClient {
         opts.wait_for = wait_for.map(|func| Arc::new(PyWaitFor { func }) as _);
         opts.on_error = on_error.map(|func| Arc::new(PyOnError { func, last_transport_error }) as _);
         opts.body_transform = body_transform.map(|func| Arc::new(PyBodyTransform { func }) as _);
+        opts.on_metric = on_metric.map(|func| Arc::new(PyOnMetric { func }) as _);
         let header_names = PyTransport::header_names(opts.headers.iter().map(|(k, _)| k.as_str()));
+        let kept = last_error.clone();
         opts.transport = transport.map(|transport| Arc::new(PyTransport { transport, header_names, last_error }) as _);
         if let Some(table) = hooks.map(|h| hook_table(&h)).transpose()?.filter(|t| !t.is_empty()) {
             opts.hooks = Some(Arc::new(engine::JsonHooksAdapter(PyHooks(table))));
         }
         let client = error::map(py, Client::new(opts))?;
-        Ok(PyClient { inner: Arc::new(client), warnings })
+        Ok(PyClient { inner: Arc::new(client), warnings, last_error: kept })
+    }
+
+    /// This client on the package's replaced `_post` (`transport`), counting into the same
+    /// metrics.
+    fn with_transport(&self, transport: Py<PyAny>) -> Self {
+        let header_names = PyTransport::header_names(self.inner.options().headers.iter().map(|(k, _)| k.as_str()));
+        let t = Arc::new(PyTransport { transport, header_names, last_error: self.last_error.clone() });
+        PyClient {
+            inner: Arc::new(self.inner.with_transport(t)),
+            warnings: Vec::new(),
+            last_error: self.last_error.clone(),
+        }
+    }
+
+    /// Every run's metrics so far, as Prometheus text.
+    fn metrics(&self) -> String {
+        self.inner.metrics()
+    }
+
+    /// Starts a translation (`request`: the engine's translate request dict); `future` is
+    /// resolved with the TranslateResult as JSON text.
+    #[pyo3(signature = (waker, future, toolkit, request, cancel))]
+    fn translate(
+        &self,
+        py: Python<'_>,
+        waker: PyRef<'_, LoopWaker>,
+        future: Py<PyAny>,
+        toolkit: Option<PyRef<'_, PyToolkit>>,
+        request: Bound<'_, PyAny>,
+        cancel: Option<Py<PyAny>>,
+    ) -> PyResult<RunTask> {
+        let req = error::map(py, engine::TranslateRequest::from_json(&from_py(&request)?))?;
+        let token = CancellationToken::new();
+        let client = self.inner.clone();
+        let toolkit = toolkit.map(|t| t.inner.clone());
+        let run_token = token.clone();
+        let fut = async move {
+            let r = client.translate(req, toolkit.as_deref(), Some(run_token)).await?;
+            Ok(r.to_json().to_string())
+        };
+        RunTask::start(py, &waker, future, token, cancel, fut)
     }
 
     /// Starts a run on `event_loop`; `future` is resolved with `[n, result_json]`: the

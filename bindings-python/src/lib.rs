@@ -11,8 +11,10 @@ mod error;
 mod host;
 mod http;
 mod mcp;
+mod metrics;
 mod sources;
 mod toolkit;
+mod translate;
 mod vocab;
 
 use pyo3::prelude::*;
@@ -22,6 +24,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENGINE_VERSION", engine::VERSION)?;
     m.add_class::<client::PyClient>()?;
+    m.add_class::<metrics::PyMetricsRegistry>()?;
     m.add_class::<bridge::RunTask>()?;
     m.add_class::<bridge::LoopWaker>()?;
     m.add_class::<toolkit::PyToolkit>()?;
@@ -49,6 +52,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vocab::normalize_answer, m)?)?;
     m.add_function(wrap_pyfunction!(vocab::relay_answer_dict, m)?)?;
     m.add_function(wrap_pyfunction!(http::http_post, m)?)?;
+    m.add_function(wrap_pyfunction!(translate::openai_messages_to_anthropic, m)?)?;
+    m.add_function(wrap_pyfunction!(translate::openai_tools_to_anthropic, m)?)?;
+    m.add_function(wrap_pyfunction!(translate::openai_tool_choice_to_anthropic, m)?)?;
+    m.add_function(wrap_pyfunction!(translate::finish_reason_for, m)?)?;
     m.add_class::<sources::EngineTool>()?;
     m.add_class::<sources::HopStart>()?;
     m.add_function(wrap_pyfunction!(sources::create_builtin_tools, m)?)?;

@@ -36,6 +36,7 @@ mod hooks;
 mod http_tool;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod metrics;
 mod pystr;
 mod redact;
 pub mod relay;
@@ -54,8 +55,9 @@ pub use answer::{
 };
 pub use builtin::{builtin_shell, builtin_tools, builtins_enabled, create_builtin_tools, BuiltinsSpec};
 pub use client::{
-    retry_after_seconds, Client, ClientOptions, RunInput, Style, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS,
-    DEFAULT_RETRYABLE_STATUSES,
+    finish_reason_for, openai_messages_to_anthropic, openai_tool_choice_to_anthropic, openai_tools_to_anthropic,
+    retry_after_seconds, Client, ClientOptions, RunInput, Style, TranslateRequest, TranslateResult, TranslatedToolCall,
+    CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES, TRANSLATE_REQUEST_KEYS,
 };
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{
@@ -71,6 +73,7 @@ pub use skill::{
     list_skills, list_skills_now, load_skills, load_skills_now, SkillCatalog, SkillDef, SkillInfo, SkillInventory,
     SkillOrigin, SkillProvider, SkillSkip, SkillsSpec, SkipReason, SKILLS_SPEC_KEYS,
 };
+pub use spec_json::camel_case;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
 pub use toolkit::{

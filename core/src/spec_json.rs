@@ -24,6 +24,20 @@ pub(crate) fn snake_case(key: &str) -> String {
     out
 }
 
+/// `timeout_ms` → `timeoutMs`: an engine name as the JS and Go ports spell it.
+pub fn camel_case(name: &str) -> String {
+    let mut parts = name.split('_');
+    let mut out = parts.next().unwrap_or("").to_string();
+    for p in parts {
+        let mut c = p.chars();
+        if let Some(first) = c.next() {
+            out.push(first.to_ascii_uppercase());
+            out.push_str(c.as_str());
+        }
+    }
+    out
+}
+
 /// The keys of one settings object, by their snake_case name.
 pub(crate) struct Fields<'a> {
     what: &'static str,
@@ -114,6 +128,26 @@ impl<'a> Fields<'a> {
         match v.as_f64().filter(|n| n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0) {
             Some(n) => Ok(Some(n as i64)),
             None => Err(self.wrong(k, "a whole number", v)),
+        }
+    }
+
+    /// A finite number.
+    pub(crate) fn number(&self, k: &str) -> Result<Option<f64>> {
+        let Some(v) = self.get(k) else { return Ok(None) };
+        v.as_f64().filter(|n| n.is_finite()).map(Some).ok_or_else(|| self.wrong(k, "a finite number", v))
+    }
+
+    /// A boolean.
+    pub(crate) fn flag(&self, k: &str) -> Result<Option<bool>> {
+        let Some(v) = self.get(k) else { return Ok(None) };
+        v.as_bool().map(Some).ok_or_else(|| self.wrong(k, "a boolean", v))
+    }
+
+    /// A whole number of at least 0.
+    pub(crate) fn count(&self, k: &str) -> Result<Option<u64>> {
+        match self.int(k)? {
+            Some(n) if n < 0 => Err(self.wrong(k, "a whole number of at least 0", self.get(k).unwrap_or(&Value::Null))),
+            n => Ok(n.map(|n| n as u64)),
         }
     }
 

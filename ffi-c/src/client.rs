@@ -10,8 +10,8 @@ use crate::done::{start_async, tn_done_fn};
 use crate::guard::{call, in_json, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{
-    tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_transport_fn, tn_wait_for_fn, CBodyTransform,
-    CHooks, COnError, CTransport, CWaitFor, HostData,
+    tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_on_metric_fn, tn_transport_fn, tn_wait_for_fn,
+    CBodyTransform, CHooks, COnError, COnMetric, CTransport, CWaitFor, HostData,
 };
 use crate::runtime::{block_on, run_data_of};
 
@@ -48,10 +48,13 @@ pub struct tn_callbacks {
     /// version 2, which is why a host checks `tn_abi_version()` before its first call: a
     /// host built against version 1 must be rebuilt.
     pub body_transform: tn_body_transform_fn,
+    /// Receives each metric event as it happens; NULL: the client's registry
+    /// (`tn_client_metrics`) still counts them. Added in ABI version 3.
+    pub on_metric: tn_on_metric_fn,
 }
 
 pub(crate) struct ClientHandle {
-    client: Client,
+    pub(crate) client: Client,
     /// What reading the options warned about, as a JSON array.
     warnings: String,
     /// Keeps the host's user_data alive (and its finalizer pending) while the client lives.
@@ -73,6 +76,9 @@ fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
     }
     if let Some(f) = cb.body_transform {
         opts.body_transform = Some(Arc::new(CBodyTransform { data: data.clone(), f }));
+    }
+    if let Some(f) = cb.on_metric {
+        opts.on_metric = Some(Arc::new(COnMetric { data: data.clone(), f }));
     }
 }
 
@@ -135,6 +141,24 @@ pub unsafe extern "C" fn tn_client_warnings(
     call(error_out, || {
         let c = handles::client(client)?;
         write_out(warnings_out, "warnings_out", c.warnings.clone())
+    })
+}
+
+/// Writes the client's cumulative metrics as Prometheus text (SPEC §8) to `*text_out` (free
+/// it with `tn_string_free`): HELP and TYPE lines only before the first run. Added in ABI
+/// version 3.
+///
+/// # Safety
+/// `client` is a pointer this library returned; `text_out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_client_metrics(
+    client: *const tn_client,
+    text_out: *mut *mut c_char,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let c = handles::client(client)?;
+        write_out(text_out, "text_out", c.client.metrics())
     })
 }
 

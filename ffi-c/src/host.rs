@@ -35,6 +35,14 @@ pub type tn_wait_for_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, re
 pub type tn_body_transform_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, body_json: *const c_char, token: u64)>;
 
+/// Receives each metric event (SPEC §8) as JSON: `{"event": "llm", "model", "status" ("ok" |
+/// "error"), "ms", "prompt_tokens", "completion_tokens"}`, `{"event": "tool", "tool", "source",
+/// "is_error", "ms", "pending"?}` or `{"event": "run", "model", "turns", "tool_calls",
+/// "total_tokens", "ms", "error"?}`. Called synchronously, in order, on the library thread
+/// driving the run, with nothing to complete: return quickly, and do not block on the run
+/// itself. `event_json` is valid only during the call. Added in ABI version 3.
+pub type tn_on_metric_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, event_json: *const c_char)>;
+
 /// Computes data skills when a toolkit is built (`tn_toolkit_create_with`): `request_json`
 /// is `{}` (reserved). Complete with a JSON array of SkillDefs (`{"name", "description",
 /// "content", "resources"?, "base"?}`); an error status becomes a warning on the toolkit and
@@ -241,6 +249,19 @@ impl engine::BodyTransform for CBodyTransform {
                 _ => Err(Error::invalid("body_transform must complete with a JSON object or null")),
             }
         })
+    }
+}
+
+pub(crate) struct COnMetric {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char),
+}
+
+impl engine::metrics::OnMetric for COnMetric {
+    fn on_metric(&self, event: &engine::metrics::MetricEvent) {
+        let arg = c_arg(event.to_json().to_string());
+        // SAFETY: a host callback with its own user_data; `arg` outlives the call.
+        unsafe { (self.f)(self.data.user_data, arg.as_ptr()) }
     }
 }
 

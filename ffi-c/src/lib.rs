@@ -15,14 +15,15 @@ mod sources;
 mod status;
 mod tables;
 mod toolkit;
+mod translate;
 mod vocab;
 
 use std::ffi::c_char;
 
 pub use client::{
-    tn_callbacks, tn_cancel, tn_cancel_fire, tn_cancel_free, tn_cancel_new, tn_client, tn_client_free, tn_client_new,
-    tn_client_run, tn_client_run_async, tn_client_run_with_answer, tn_client_run_with_answer_async, tn_client_warnings,
-    tn_token_run_data,
+    tn_callbacks, tn_cancel, tn_cancel_fire, tn_cancel_free, tn_cancel_new, tn_client, tn_client_free,
+    tn_client_metrics, tn_client_new, tn_client_run, tn_client_run_async, tn_client_run_with_answer,
+    tn_client_run_with_answer_async, tn_client_warnings, tn_token_run_data,
 };
 pub use done::tn_done_fn;
 pub use host::{
@@ -43,6 +44,7 @@ pub use toolkit::{
     tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_execute_call_async,
     tn_toolkit_free, tn_toolkit_host_refs, tn_toolkit_new, tn_toolkit_tools, tn_toolkit_warnings,
 };
+pub use translate::{tn_client_translate, tn_client_translate_async};
 pub use vocab::{
     tn_answer_declined, tn_answer_normalize, tn_answer_output, tn_auth_required, tn_complete, tn_complete_host_error,
     tn_pending, tn_relay_answer, tn_relay_execute, tn_sanitize,
@@ -50,7 +52,7 @@ pub use vocab::{
 
 /// The ABI version this library implements. A binding checks it at load time and asks for a
 /// rebuild when it differs from the version it was built against.
-pub const TN_ABI_VERSION: u32 = 2;
+pub const TN_ABI_VERSION: u32 = 3;
 
 /// The ABI version of the loaded library (compare with `TN_ABI_VERSION` from the header).
 #[no_mangle]

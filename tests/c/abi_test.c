@@ -224,29 +224,6 @@ static void test_relay(tn_toolkit *tk) {
   script_done(&s);
 }
 
-typedef struct {
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  int fired, status;
-  char *json;
-} waiter_t;
-
-static void on_done(void *user_data, int32_t status, const char *json) {
-  waiter_t *w = user_data;
-  pthread_mutex_lock(&w->lock);
-  w->fired++;
-  w->status = status;
-  w->json = strdup(json);
-  pthread_cond_signal(&w->cond);
-  pthread_mutex_unlock(&w->lock);
-}
-
-static void wait_done(waiter_t *w) {
-  pthread_mutex_lock(&w->lock);
-  while (w->fired == 0) pthread_cond_wait(&w->cond, &w->lock);
-  pthread_mutex_unlock(&w->lock);
-}
-
 static void test_async_run(tn_toolkit *tk) {
   const char *replies[] = {CALLS(CALL("c1", "add", "{\\\"a\\\":1,\\\"b\\\":1}")), TEXT("two")};
   script_t s;

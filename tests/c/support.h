@@ -137,4 +137,29 @@ static inline void wait_later_done(void) {
   pthread_mutex_unlock(&g_later_lock);
 }
 
+/* ---- waiting for an async call's `done` ---- */
+
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int fired, status;
+  char *json;
+} waiter_t;
+
+static inline void on_done(void *user_data, int32_t status, const char *json) {
+  waiter_t *w = user_data;
+  pthread_mutex_lock(&w->lock);
+  w->fired++;
+  w->status = status;
+  w->json = strdup(json);
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+static inline void wait_done(waiter_t *w) {
+  pthread_mutex_lock(&w->lock);
+  while (w->fired == 0) pthread_cond_wait(&w->cond, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+}
+
 #endif

@@ -177,6 +177,13 @@
                     -> nil or {:result} to replace it.
     :on-error       (fn [{:status :error :attempt :retryable?}]) -> :retry or :fail, for a
                     failed model call (still bounded by :retries).
+    :on-metric      (fn [event]): each metric event, in order, on the library's thread (keep
+                    it quick): {:event \"llm\" :model :status (\"ok\" | \"error\") :ms
+                    :prompt_tokens :completion_tokens} per model call, {:event \"tool\" :tool
+                    :source :is_error :ms :pending?} per tool execution (:pending true for a
+                    suspension, never an error), {:event \"run\" :model :turns :tool_calls
+                    :total_tokens :ms :error?} per run, last. What it throws is printed on
+                    *err*; the run goes on. `metrics` counts the events either way.
 
   An exception thrown by :wait-for, a hook, :http-client or :on-error ends the run: `run`
   throws ex-info of kind `:host` with that exception as its cause. An unknown option throws.
@@ -189,7 +196,7 @@
                          (catch Exception e
                            (throw (ex-info (str "toolnexus: the client options are not JSON data: " (ex-message e))
                                            {:kind :invalid_argument :code (ffi/status :invalid_argument)}))))
-        entry (select-keys opts [:wait-for :http-client :hooks :on-error])
+        entry (select-keys opts [:wait-for :http-client :hooks :on-error :on-metric])
         user-data (host/register! entry)
         callbacks (host/callbacks-struct user-data entry)
         p (try
@@ -201,7 +208,17 @@
     (show-warnings! handle)
     (assoc opts ::native handle)))
 
-(defn- run-error
+(declare native-client)
+
+(defn metrics
+  "Every run of `client` so far as Prometheus text (SPEC §8), the same bytes upstream's ports
+  render: HELP and TYPE lines only before the first run."
+  ^String [client]
+  (let [c (native-client client)]
+    (try (ffi/call-string "tn_client_metrics" (ffi/ptr c))
+         (finally (ffi/keep-alive c)))))
+
+(defn ^:no-doc run-error
   "The exception for a failed run: the engine's error, with the host's own exception as the
   cause when one ended the run (the error's `host_ref` names it)."
   [^String error-json status]
@@ -212,7 +229,7 @@
     (convert/run-result (json/read-str text))
     (throw (run-error text status))))
 
-(defn- native-client [client]
+(defn ^:no-doc native-client [client]
   (or (::native client)
       (throw (IllegalArgumentException. "toolnexus: not a client; make one with toolnexus.client/create-client"))))
 

@@ -351,7 +351,7 @@
     (is (= (mapv #(str "re: p" %) (range 8)) (mapv (comp :text deref) runs)))))
 
 (deftest options-are-checked
-  (let [e (is (thrown? clojure.lang.ExceptionInfo (client/create-client {:base-url "http://x" :model "m" :on-metric identity})))]
+  (let [e (is (thrown? clojure.lang.ExceptionInfo (client/create-client {:base-url "http://x" :model "m" :store identity})))]
     (is (= :invalid_argument (:kind (ex-data e)))))
   (is (thrown? clojure.lang.ExceptionInfo (client/create-client {:base-url "http://x" :model "m" :hooks {:before-everything identity}})))
   (let [e (is (thrown? clojure.lang.ExceptionInfo (client/create-client {:base-url "http://x" :style "gemini" :model "m"})))]
@@ -417,3 +417,33 @@
                  :body {:model "mock-model" :messages [{:role "user" :content "hello"}]}}]
                @bodies)))
       (finally (.stop server 0)))))
+
+;; ---------------------------------------------------------------------------------------------
+;; metrics
+
+(deftest on-metric-sees-every-event-and-metrics-renders-them
+  (let [events (atom [])
+        tk (tool/toolkit [(deploy-tool (atom []))])
+        [http _] (scripted (calls-turn ["call_1" "deploy" {:env "prod"}]) (text-turn "Deployed."))
+        c (make-client http {:on-metric #(swap! events conj %)
+                             :wait-for (fn [r] (client/answer-output (:id r) "ok"))})]
+    (is (not (re-find #"(?m)^toolnexus_" (client/metrics c))) "before a run: HELP and TYPE lines only")
+    (is (= "Deployed." (:text (client/run c "ship it" {:toolkit tk}))))
+    (is (= ["llm" "tool" "tool" "llm" "run"] (mapv :event @events)))
+    (is (= [true false] ((juxt :pending :is_error) (nth @events 1))) "a suspension is pending, not an error")
+    (is (= [2 1 30 "mock-model"] ((juxt :turns :tool_calls :total_tokens :model) (peek @events))))
+    (let [text (client/metrics c)]
+      (is (.contains text "toolnexus_llm_requests_total{model=\"mock-model\",status=\"ok\"} 2\n"))
+      (is (.contains text "toolnexus_tool_calls_total{tool=\"deploy\",source=\"custom\",is_error=\"false\",pending=\"true\"} 1\n"))))
+  (testing "a throwing :on-metric does not fail the run"
+    (let [[http _] (scripted (text-turn "fine"))
+          c (make-client http {:on-metric (fn [_] (throw (RuntimeException. "sink down")))})]
+      (is (= "fine" (:text (client/run c "hi"))))))
+  (testing "a failed run is counted, its error without the key"
+    (let [events (atom [])
+          http (fn [_ _ _] {:status 401 :headers {} :body "{\"error\":\"bad key test-key\"}"})
+          c (make-client http {:on-metric #(swap! events conj %)})]
+      (is (thrown? clojure.lang.ExceptionInfo (client/run c "hi")))
+      (is (= ["llm" "run"] (mapv :event @events)))
+      (is (and (:error (peek @events)) (not (.contains ^String (:error (peek @events)) "test-key"))))
+      (is (.contains (client/metrics c) "toolnexus_run_errors_total{model=\"mock-model\"} 1\n")))))

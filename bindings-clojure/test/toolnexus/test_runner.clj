@@ -8,7 +8,8 @@
     toolnexus.client-test
     toolnexus.options-test
     toolnexus.conformance-test
-    toolnexus.sources-test])
+    toolnexus.sources-test
+    toolnexus.translate-test])
 
 (defn -main [& args]
   (let [nss (if (seq args) (mapv symbol args) default-namespaces)]

@@ -74,6 +74,7 @@ from .skill import (
     load_skills,
 )
 from .toolkit import Toolkit, create_toolkit
+from .translate import TranslatedToolCall, TranslateResult
 from .types import (
     Answer,
     JSONSchema,
@@ -110,7 +111,7 @@ __all__ = [
     "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",
     "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
     "RunTimeout", "Tool", "ToolContext", "ToolResult", "ToolSource", "Toolkit", "ToolnexusError",
-    "ToolnexusWarning", "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
+    "ToolnexusWarning", "TranslateResult", "TranslatedToolCall", "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
     "create_toolkit", "define_tool", "is_relay_request", "pending", "pending_of", "relay_answer",
     "relay_calls_of", "relay_tool", "sanitize", "to_anthropic", "to_gemini", "to_openai", "tool",
 ]

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Literal, Optional, Protocol, TypedDi
 from . import _bridge, _native
 from .errors import ProviderError, RunCancelled, RunTimeout, _HttpError, _warn  # noqa: F401 (re-exported)
 from .toolkit import Toolkit
+from .translate import TranslateResult, result_from_json
 from .types import Answer, Request, answer_to_wire, request_from_wire, request_to_wire
 
 ClientStyle = Literal["openai", "anthropic"]
@@ -36,9 +37,22 @@ WaitFor = Callable[[Request], Any]
 #: ``after_tool({"name", "args", "result", "id", "turn"})`` may return ``{"result": ToolResult}``.
 Hooks = Any
 
-#: A metric event (accepted for compatibility; see ``on_metric``).
+#: A metric event (SPEC §8), one of:
+#: ``{"event": "llm", "model", "status": "ok" | "error", "ms", "prompt_tokens", "completion_tokens"}``
+#: (one per model call, its retries included);
+#: ``{"event": "tool", "tool", "source", "is_error", "ms", "pending"?}`` (one per tool execution;
+#: ``pending`` is ``True`` when the tool suspended, which is never an error);
+#: ``{"event": "run", "model", "turns", "tool_calls", "total_tokens", "ms", "error"?}`` (one per
+#: run, last). ``ms`` is a float.
 MetricEvent = dict[str, Any]
+#: ``on_metric(event)``: called synchronously, in order, on the run's event loop. It cannot
+#: fail the run: what it raises goes to ``sys.unraisablehook``.
 OnMetric = Callable[[MetricEvent], None]
+
+#: The cumulative Prometheus registry behind :meth:`Client.metrics`: ``record(event)`` folds in
+#: a :data:`MetricEvent` (a bad one raises :class:`~toolnexus.errors.InvalidArgumentError`),
+#: ``render()`` returns the text exposition.
+MetricsRegistry = _native.MetricsRegistry
 
 
 class ErrorInfo(TypedDict, total=False):
@@ -189,9 +203,10 @@ class Client:
     Options left out take the engine's defaults: ``max_turns`` 10, ``retries`` 2,
     ``retry_base_ms`` 500, ``max_retry_after_ms`` 60000 (a longer ``Retry-After`` ends the run
     with its :class:`ProviderError`, whose ``retry_after`` you can schedule by), no
-    ``timeout_ms``. ``store``, ``on_metric``, ``on_unsupported_part`` and ``max_part_bytes``
-    are kept on the client but not used by this build yet (conversation memory, metrics and
-    content parts come later): each raises a :class:`~toolnexus.ToolnexusWarning`."""
+    ``timeout_ms``. ``on_metric`` receives each :data:`MetricEvent`; :meth:`metrics` renders
+    them all as Prometheus text. ``store``, ``on_unsupported_part`` and ``max_part_bytes``
+    are kept on the client but not used by this build yet (conversation memory and content
+    parts come later): each raises a :class:`~toolnexus.ToolnexusWarning`."""
 
     def __init__(
         self,
@@ -248,26 +263,29 @@ class Client:
             "retryable_statuses": list(retryable_statuses) if retryable_statuses is not None else None,
             "timeout_ms": timeout_ms, "request_params": request_params,
             # Host objects the engine cannot read: it is told only that they were given.
-            "store": store is not None or None, "on_metric": on_metric is not None or None,
+            "store": store is not None or None,
             "on_unsupported_part": on_unsupported_part, "max_part_bytes": max_part_bytes,
         }
         options = {k: v for k, v in given.items() if v is not None}
         transport = None if type(self._transport) is UrllibTransport else self._transport
-        native_args = (options, wait_for, hooks, on_error, body_transform)
-        self._native = _native.Client(*native_args, transport)
+        self._native = _native.Client(options, wait_for, hooks, on_error, body_transform, transport, on_metric)
         _warn(self._native.warnings)
         # The engine's transport is used as long as ``_post`` is the package's own; a client
-        # made for a replaced ``_post`` is built on first need.
+        # made for a replaced ``_post`` is built on first need (it counts into the same metrics).
         self._default_transport = transport is None
-        self._native_args = native_args
         self._native_replaced: Optional[_native.Client] = None
 
     def _engine_client(self) -> _native.Client:
         if not self._default_transport or _post is _DEFAULT_POST:
             return self._native
         if self._native_replaced is None:
-            self._native_replaced = _native.Client(*self._native_args, _ReplacedPost())
+            self._native_replaced = self._native.with_transport(_ReplacedPost())
         return self._native_replaced
+
+    def metrics(self) -> str:
+        """Every run's metrics so far as Prometheus text (SPEC §8), the same bytes upstream's
+        ports render; HELP and TYPE lines only before the first run."""
+        return self._native.metrics()
 
     @property
     def conversation_store(self) -> Optional[ConversationStore]:
@@ -311,6 +329,39 @@ class Client:
         if not isinstance(prompt, str):
             raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
         return await self._start(toolkit, cancel, prompt, history)
+
+    async def translate(
+        self,
+        messages: list[Any],
+        *,
+        tools: Optional[list[Any]] = None,
+        toolkit: Optional[Toolkit] = None,
+        tool_choice: Any = None,
+        system: Optional[str] = None,
+        max_tokens: int = 0,
+        cancel: Optional[asyncio.Event] = None,
+    ) -> TranslateResult:
+        """One turn as a translator (SPEC §11): exactly one provider call, no loop, no tool
+        runs, no state. ``messages``, ``tools`` and ``tool_choice`` are OpenAI-shaped and taken
+        verbatim (converted for an Anthropic provider); ``toolkit``'s tools are declared first
+        and never run. ``system`` replaces the system prompt; ``max_tokens`` 0 keeps the
+        default. Retries, ``request_params``, ``body_transform``, ``before_llm``/``after_llm``
+        (once) and the ``llm`` metric apply as in a run; ``timeout_ms`` and ``cancel`` bound it."""
+        # As given: the engine checks every value.
+        request: dict[str, Any] = {"messages": messages if messages is not None else []}
+        if tools is not None:
+            request["tools"] = tools
+        if tool_choice is not None:
+            request["tool_choice"] = tool_choice
+        if system is not None:
+            request["system"] = system
+        if max_tokens:
+            request["max_tokens"] = max_tokens
+        native_tk = toolkit._native if toolkit is not None else None
+        raw = await _bridge.drive(
+            lambda waker, fut: self._engine_client().translate(waker, fut, native_tk, request, cancel), cancel
+        )
+        return result_from_json(raw)
 
     async def run_with_answer(
         self,

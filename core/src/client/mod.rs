@@ -12,6 +12,7 @@ mod options;
 mod options_json;
 mod resume;
 mod run;
+mod translate;
 mod turn;
 pub(crate) mod wire;
 
@@ -22,8 +23,14 @@ use tokio_util::sync::CancellationToken;
 
 pub use options::{ClientOptions, Style, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES};
 pub use options_json::CLIENT_OPTION_KEYS;
+pub use translate::{TranslateRequest, TranslateResult, TRANSLATE_REQUEST_KEYS};
+pub use wire::translate::{
+    finish_reason_for, openai_messages_to_anthropic, openai_tool_choice_to_anthropic, openai_tools_to_anthropic,
+    TranslatedToolCall,
+};
 
 use crate::error::Result;
+use crate::metrics::{Meter, MetricsRegistry};
 use crate::toolkit::Toolkit;
 use crate::transport::{Http1Transport, Transport};
 use crate::types::{Answer, Request, RunResult};
@@ -32,6 +39,7 @@ use crate::types::{Answer, Request, RunResult};
 pub struct Client {
     opts: ClientOptions,
     transport: Arc<dyn Transport>,
+    metrics: Arc<MetricsRegistry>,
 }
 
 /// Everything one run takes. Build it with [`RunInput::prompt`] or [`RunInput::resume`].
@@ -87,7 +95,29 @@ impl Client {
             Some(t) => t.clone(),
             None => Http1Transport::shared(),
         };
-        Ok(Client { opts, transport })
+        Ok(Client { opts, transport, metrics: Arc::new(MetricsRegistry::new()) })
+    }
+
+    /// Every run's metrics so far as Prometheus text (SPEC §8), the same bytes upstream's
+    /// ports render; HELP and TYPE lines only before the first run.
+    pub fn metrics(&self) -> String {
+        self.metrics.render()
+    }
+
+    /// The registry behind [`Client::metrics`].
+    pub fn metrics_registry(&self) -> &MetricsRegistry {
+        &self.metrics
+    }
+
+    /// This client on another transport, counting into the same registry.
+    pub fn with_transport(&self, transport: Arc<dyn Transport>) -> Client {
+        let mut opts = self.opts.clone();
+        opts.transport = Some(transport.clone());
+        Client { opts, transport, metrics: self.metrics.clone() }
+    }
+
+    pub(crate) fn meter(&self) -> Meter<'_> {
+        Meter { registry: &self.metrics, sink: self.opts.on_metric.as_ref() }
     }
 
     /// The options the client was built with.

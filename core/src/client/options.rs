@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::{BodyTransform, Hooks, OnError, WaitFor};
+use crate::metrics::OnMetric;
 use crate::redact::Secrets;
 use crate::transport::Transport;
 use crate::types::JsonObject;
@@ -97,6 +98,8 @@ pub struct ClientOptions {
     pub on_error: Option<Arc<dyn OnError>>,
     /// Rewrites each request body last, just before it is sent.
     pub body_transform: Option<Arc<dyn BodyTransform>>,
+    /// Receives every metric event as it happens (the client's registry gets them anyway).
+    pub on_metric: Option<Arc<dyn OnMetric>>,
 }
 
 impl ClientOptions {
@@ -123,6 +126,7 @@ impl ClientOptions {
             hooks: None,
             on_error: None,
             body_transform: None,
+            on_metric: None,
         }
     }
 

@@ -13,12 +13,12 @@ use serde_json::{Map, Value};
 
 use super::options::{ClientOptions, Style, FORBIDDEN_PARAMS};
 use crate::error::{Error, Result};
-use crate::spec_json::snake_case;
+use crate::spec_json::{camel_case, snake_case};
 use crate::types::json_type;
 use crate::warning::{Parsed, Warning};
 
 /// Every key [`ClientOptions::from_json`] reads.
-pub const CLIENT_OPTION_KEYS: [&str; 19] = [
+pub const CLIENT_OPTION_KEYS: [&str; 18] = [
     "base_url",
     "style",
     "model",
@@ -35,31 +35,16 @@ pub const CLIENT_OPTION_KEYS: [&str; 19] = [
     "max_tokens",
     "request_params",
     "store",
-    "on_metric",
     "on_unsupported_part",
     "max_part_bytes",
 ];
 
 /// Options upstream has whose features this build lacks: accepted with a warning.
-const UNIMPLEMENTED: [&str; 4] = ["store", "on_metric", "on_unsupported_part", "max_part_bytes"];
+const UNIMPLEMENTED: [&str; 3] = ["store", "on_unsupported_part", "max_part_bytes"];
 
 /// The options by engine name, each with the name its user wrote, and whether the user
 /// writes camelCase (so an option they left out is named their way too).
 struct Reader<'a>(HashMap<String, (&'a str, &'a Value)>, bool);
-
-/// `timeoutMs` → `timeout_ms`; a snake_case name is unchanged.
-fn camel_case(name: &str) -> String {
-    let mut parts = name.split('_');
-    let mut out = parts.next().unwrap_or("").to_string();
-    for p in parts {
-        let mut c = p.chars();
-        if let Some(first) = c.next() {
-            out.push(first.to_ascii_uppercase());
-            out.push_str(c.as_str());
-        }
-    }
-    out
-}
 
 impl<'a> Reader<'a> {
     fn new(o: &'a Map<String, Value>) -> Result<Reader<'a>> {
@@ -152,7 +137,7 @@ fn describe(v: &Value) -> String {
 impl ClientOptions {
     /// Reads the plain options from `json`, a JSON object of the keys in
     /// [`CLIENT_OPTION_KEYS`]; host callables (transport, `wait_for`, hooks, ...) are set on
-    /// the result by the binding. `store` and `on_metric` take any non-null value meaning
+    /// the result by the binding (`on_metric` among them). `store` takes any non-null value meaning
     /// "the host gave one". Every problem is an [`crate::ErrorKind::InvalidArgument`] error
     /// naming the option; a `request_params` key the engine owns (`messages`, `tools`,
     /// `stream`) is dropped with a warning, as upstream does, and so is every option this
@@ -291,7 +276,7 @@ mod tests {
     #[test]
     fn owned_request_params_and_unimplemented_options_warn() {
         let mut o = with("request_params", json!({"tools": [], "seed": 7}));
-        o["on_metric"] = json!(true);
+        o["store"] = json!(true);
         let p = ClientOptions::from_json(&o).unwrap();
         assert_eq!(p.value.request_params, json!({"seed": 7}).as_object().cloned());
         let codes: Vec<_> = p.warnings.iter().map(|w| w.code).collect();

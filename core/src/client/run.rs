@@ -1,6 +1,7 @@
 //! The loop itself, plus the whole-run deadline and cancellation around it.
 
 use std::borrow::Cow;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -13,6 +14,7 @@ use super::turn::{Plan, ToolEnv, TurnOutcome};
 use super::{resume, wire, Client, RunInput};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::{AfterLlmEvent, BeforeLlmEvent, BodyTransform, HookSet};
+use crate::metrics::{ms_since, LlmMetric, Meter, MetricEvent, RunMetric};
 use crate::redact::Secrets;
 use crate::toolkit::{Declarations, Toolkit};
 use crate::types::{Request, RunResult, RunStatus, ToolCallRecord, Usage, LIMIT_MAX_TURNS};
@@ -28,6 +30,54 @@ struct State {
     last_text: String,
 }
 
+/// What a run has done so far, kept outside its future so that a run that fails, times out
+/// or is cancelled still reports its turns, calls and tokens in its `run` metric.
+#[derive(Default)]
+struct Progress {
+    turns: u32,
+    tool_calls: u64,
+    total_tokens: u64,
+    model: String,
+}
+
+/// Times one model call; dropped without [`LlmTimer::ok`] (an error, a cancel, the deadline)
+/// it reports the call as failed.
+pub(super) struct LlmTimer<'a> {
+    meter: Meter<'a>,
+    model: String,
+    start: Instant,
+    done: bool,
+}
+
+impl<'a> LlmTimer<'a> {
+    pub(super) fn start(meter: Meter<'a>, model: &str) -> LlmTimer<'a> {
+        LlmTimer { meter, model: model.to_string(), start: Instant::now(), done: false }
+    }
+
+    pub(super) fn ok(mut self, usage: Usage) {
+        self.done = true;
+        self.emit(true, usage);
+    }
+
+    fn emit(&mut self, ok: bool, usage: Usage) {
+        self.meter.emit(MetricEvent::Llm(LlmMetric {
+            model: std::mem::take(&mut self.model),
+            ok,
+            ms: ms_since(self.start),
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+        }));
+    }
+}
+
+impl Drop for LlmTimer<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.emit(false, Usage::default());
+        }
+    }
+}
+
 fn cancelled_error() -> Error {
     Error::new(ErrorKind::Cancelled, "run cancelled")
 }
@@ -35,13 +85,53 @@ fn cancelled_error() -> Error {
 impl Client {
     /// Runs the loop for `input`, bounded by the client's `timeout_ms` and `input.cancel`.
     pub async fn run_input(&self, input: RunInput<'_>) -> Result<RunResult> {
+        let started = Instant::now();
+        let progress = Mutex::new(Progress { model: self.opts.model.clone(), ..Progress::default() });
+        let result = self.run_guarded(input, &progress).await;
+        let p = progress.into_inner().unwrap_or_else(|p| p.into_inner());
+        let run = match &result {
+            Ok(r) => RunMetric {
+                model: r.model.clone(),
+                turns: r.turns,
+                tool_calls: r.tool_call_count as u64,
+                total_tokens: r.usage.total_tokens,
+                ms: ms_since(started),
+                error: None,
+            },
+            Err(e) => RunMetric {
+                model: p.model,
+                turns: p.turns,
+                tool_calls: p.tool_calls,
+                total_tokens: p.total_tokens,
+                ms: ms_since(started),
+                error: Some(e.message().to_string()),
+            },
+        };
+        self.meter().emit(MetricEvent::Run(run));
+        result
+    }
+
+    async fn run_guarded(&self, input: RunInput<'_>, progress: &Mutex<Progress>) -> Result<RunResult> {
         let token = input.cancel.clone().unwrap_or_default().child_token();
         let deadline = self.opts.timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
         let key = self.opts.resolve_key()?;
         let secrets = self.opts.secrets(key.as_deref());
+        let run = self.drive(input, key, &secrets, token.clone(), deadline, progress);
+        let result = self.bounded(token, deadline, run).await;
+        // Whatever its kind, an error's text may carry what a provider or host echoed.
+        result.map_err(|e| e.scrubbed(&secrets))
+    }
+
+    /// Runs `work` until it ends, `token` is cancelled or `deadline` passes; then cancels
+    /// `token`, so that tools still holding it learn that the work is over.
+    pub(super) async fn bounded<T>(
+        &self,
+        token: CancellationToken,
+        deadline: Option<Instant>,
+        work: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
         let outer = token.clone();
-        let run = self.drive(input, key, &secrets, token.clone(), deadline);
-        // Biased: once the token is cancelled (or the deadline passed) the run is not polled
+        // Biased: once the token is cancelled (or the deadline passed) the work is not polled
         // again, so it cannot send one more request, nor finish with that request's outcome.
         let expiry = async {
             match deadline {
@@ -53,21 +143,19 @@ impl Client {
             biased;
             () = outer.cancelled() => Err(cancelled_error()),
             () = expiry => Err(self.timeout_error()),
-            r = run => r,
+            r = work => r,
         };
-        // Tools still holding the run's token learn that the run is over.
         token.cancel();
-        // Whatever its kind, an error's text may carry what a provider or host echoed.
-        result.map_err(|e| e.scrubbed(&secrets))
+        result
     }
 
-    fn timeout_error(&self) -> Error {
+    pub(super) fn timeout_error(&self) -> Error {
         let ms = self.opts.timeout_ms.unwrap_or(0);
         Error::new(ErrorKind::Timeout, format!("run timeout after {ms}ms (client timeout_ms budget)"))
     }
 
     /// Refuses to go on once the run was cancelled or its deadline passed.
-    fn check_live(&self, cancel: &CancellationToken, deadline: Option<Instant>) -> Result<()> {
+    pub(super) fn check_live(&self, cancel: &CancellationToken, deadline: Option<Instant>) -> Result<()> {
         if cancel.is_cancelled() {
             return Err(cancelled_error());
         }
@@ -84,8 +172,10 @@ impl Client {
         secrets: &Secrets,
         cancel: CancellationToken,
         deadline: Option<Instant>,
+        progress: &Mutex<Progress>,
     ) -> Result<RunResult> {
         let opts = &self.opts;
+        let meter = self.meter();
         let caller = Caller {
             opts,
             transport: &self.transport,
@@ -95,7 +185,8 @@ impl Client {
             deadline,
         };
         let enabled = opts.hooks.as_ref().map(|h| h.enabled()).unwrap_or(HookSet::ALL);
-        let env = ToolEnv { opts, toolkit: input.toolkit, hooks: opts.hooks.as_ref(), enabled, cancel, deadline };
+        let env =
+            ToolEnv { opts, toolkit: input.toolkit, hooks: opts.hooks.as_ref(), enabled, cancel, deadline, meter };
         let tools = match (input.toolkit, opts.style) {
             (None, _) => Declarations::replaced(Vec::new()),
             (Some(tk), Style::OpenAi) => tk.openai_declarations().clone(),
@@ -128,7 +219,9 @@ impl Client {
             st.messages = wire::balance(opts.style, plan.messages);
             st.messages.extend(halted_turn);
             let outcome = env.run_turn(&plan.calls, plan.plans, 0).await?;
-            if let Some(req) = st.absorb(opts.style, outcome) {
+            let halted = st.absorb(opts.style, outcome);
+            st.report(progress);
+            if let Some(req) = halted {
                 return Ok(st.finish_pending(req));
             }
         } else {
@@ -170,9 +263,12 @@ impl Client {
                 body = transform_body(t.as_ref(), body).await?;
             }
             st.model = turn_model;
+            st.report(progress);
             // Again after the host's before_llm and body_transform, which may have cancelled.
             self.check_live(&env.cancel, deadline)?;
+            let timer = LlmTimer::start(meter, &st.model);
             let response = caller.call(Bytes::from(body)).await?;
+            timer.ok(wire::usage_of(opts.style, &response));
             if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
                 h.after_llm(AfterLlmEvent { response: response.clone(), model: st.model.clone(), turn }).await?;
             }
@@ -181,6 +277,7 @@ impl Client {
             st.usage.prompt_tokens = st.usage.prompt_tokens.saturating_add(reply.usage.prompt_tokens);
             st.usage.completion_tokens = st.usage.completion_tokens.saturating_add(reply.usage.completion_tokens);
             st.usage.total_tokens = st.usage.total_tokens.saturating_add(reply.usage.total_tokens);
+            st.report(progress);
             st.last_text = reply.text;
             if let Some(m) = reply.message {
                 st.messages.push(m);
@@ -190,7 +287,9 @@ impl Client {
             }
             let plans = reply.calls.iter().map(|_| Plan::Run).collect();
             let outcome = env.run_turn(&reply.calls, plans, turn).await?;
-            if let Some(req) = st.absorb(opts.style, outcome) {
+            let halted = st.absorb(opts.style, outcome);
+            st.report(progress);
+            if let Some(req) = halted {
                 return Ok(st.finish_pending(req));
             }
         }
@@ -205,7 +304,7 @@ impl Client {
 }
 
 /// Hands the body to the host's transform as JSON and takes back what it returns.
-async fn transform_body(t: &dyn BodyTransform, body: Vec<u8>) -> Result<Vec<u8>> {
+pub(super) async fn transform_body(t: &dyn BodyTransform, body: Vec<u8>) -> Result<Vec<u8>> {
     let value: Value = serde_json::from_slice(&body).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
     match t.transform(value).await? {
         None => Ok(body),
@@ -215,6 +314,14 @@ async fn transform_body(t: &dyn BodyTransform, body: Vec<u8>) -> Result<Vec<u8>>
 }
 
 impl State {
+    fn report(&self, progress: &Mutex<Progress>) {
+        let mut p = progress.lock().unwrap_or_else(|p| p.into_inner());
+        p.turns = self.turns;
+        p.tool_calls = self.records.len() as u64;
+        p.total_tokens = self.usage.total_tokens;
+        p.model.clone_from(&self.model);
+    }
+
     /// Appends a settled turn; returns the halt, if the turn halted.
     fn absorb(&mut self, style: Style, outcome: TurnOutcome) -> Option<Request> {
         wire::append_results(style, &mut self.messages, outcome.entries);

@@ -14,6 +14,7 @@ use super::wire::{Call, Entry};
 use crate::answer::{check_answer_id, declined_output, unresolved_output};
 use crate::error::Result;
 use crate::hooks::{AfterToolEvent, BeforeToolEvent, HookSet, Hooks};
+use crate::metrics::{ms_since, Meter, MetricEvent, ToolMetric};
 use crate::relay::{relay_request, relay_result, RelayCall};
 use crate::tool::Tool;
 use crate::toolkit::{unknown_tool, Toolkit};
@@ -27,6 +28,7 @@ pub(crate) struct ToolEnv<'a> {
     pub enabled: HookSet,
     pub cancel: CancellationToken,
     pub deadline: Option<Instant>,
+    pub meter: Meter<'a>,
 }
 
 /// How one call of a turn is to be settled.
@@ -95,20 +97,34 @@ impl ToolEnv<'_> {
                 let msg = format!("invalid arguments for tool {}: {why}; the tool was not run", call.name);
                 return Ok(match plan {
                     Plan::Keep(v) => Slot::Kept(v),
-                    _ => Slot::Final(json!({}), ToolResult::error(msg)),
+                    _ => {
+                        self.record_tool(call, true, false, Instant::now());
+                        Slot::Final(json!({}), ToolResult::error(msg))
+                    }
                 });
             }
         };
         let slot = match plan {
             Plan::Keep(v) => return Ok(Slot::Kept(v)),
-            Plan::Run => self.run_fresh(call, args, turn).await?,
+            Plan::Run => {
+                let t0 = Instant::now();
+                let slot = self.run_fresh(call, args, turn).await?;
+                match &slot {
+                    Slot::Final(_, r) => self.record_tool(call, r.is_error, false, t0),
+                    Slot::Suspended(..) | Slot::RelaySuspended(_) => self.record_tool(call, false, true, t0),
+                    Slot::Kept(_) => {}
+                }
+                slot
+            }
             Plan::Resume(request, answer) => {
                 let result = self.settle_answered(call, &args, &request, Some(answer), turn).await?;
                 return Ok(Slot::Final(args, result));
             }
             Plan::Relay(answer, first) => {
+                let t0 = Instant::now();
                 let result = relay_result(&answer, &call.id, &call.name, first);
                 let result = self.after_tool(call, &args, result, turn).await?;
+                self.record_tool(call, result.is_error, false, t0);
                 return Ok(Slot::Final(args, result));
             }
         };
@@ -132,8 +148,10 @@ impl ToolEnv<'_> {
                     reason: None,
                 });
                 check_answer_id(&request, &answer)?;
+                let t0 = Instant::now();
                 let result = relay_result(&answer, &call.id, &call.name, true);
                 let result = self.after_tool(call, &args, result, turn).await?;
+                self.record_tool(call, result.is_error, false, t0);
                 Ok(Slot::Final(args, result))
             }
             other => Ok(other),
@@ -181,15 +199,37 @@ impl ToolEnv<'_> {
             Some(a) if a.ok => a,
             _ => return Ok(ToolResult::error(declined_output(&request.prompt))),
         };
-        if self.tool(&call.name).is_some_and(Tool::is_relay) {
-            let result = relay_result(&answer, &call.id, &call.name, true);
-            return self.after_tool(call, args, result, turn).await;
+        let t0 = Instant::now();
+        let result = if self.tool(&call.name).is_some_and(Tool::is_relay) {
+            relay_result(&answer, &call.id, &call.name, true)
+        } else {
+            let result = self.exec(call, args.clone(), Some(answer)).await?;
+            if result.pending().is_some() {
+                self.record_tool(call, false, true, t0);
+                return Ok(ToolResult::error(unresolved_output(&request.prompt)));
+            }
+            result
+        };
+        let result = self.after_tool(call, args, result, turn).await?;
+        self.record_tool(call, result.is_error, false, t0);
+        Ok(result)
+    }
+
+    /// The `tool` metric of one execution (a suspension is `pending`, never an error). A run
+    /// without a toolkit executes nothing, so a call its model makes anyway is no tool event
+    /// (as upstream).
+    fn record_tool(&self, call: &Call, is_error: bool, pending: bool, t0: Instant) {
+        if self.toolkit.is_none() {
+            return;
         }
-        let result = self.exec(call, args.clone(), Some(answer)).await?;
-        if result.pending().is_some() {
-            return Ok(ToolResult::error(unresolved_output(&request.prompt)));
-        }
-        self.after_tool(call, args, result, turn).await
+        let source = self.tool(&call.name).map_or("custom", |t| t.source().as_str());
+        self.meter.emit(MetricEvent::Tool(ToolMetric {
+            tool: call.name.clone(),
+            source: source.to_string(),
+            is_error: is_error && !pending,
+            ms: ms_since(t0),
+            pending,
+        }));
     }
 
     async fn after_tool(&self, call: &Call, args: &Value, result: ToolResult, turn: u32) -> Result<ToolResult> {

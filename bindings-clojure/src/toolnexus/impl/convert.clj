@@ -31,6 +31,18 @@
    :completion-tokens (:completion_tokens u 0)
    :total-tokens (:total_tokens u 0)})
 
+(defn translate-result
+  "The engine's TranslateResult as the Clojure port's: `{:text :toolCalls [{:id :name
+  :arguments}] :finishReason :usage {:prompt-tokens :completion-tokens :total-tokens} :model
+  :raw}`."
+  [m]
+  {:text (:text m)
+   :toolCalls (mapv #(select-keys % [:id :name :arguments]) (:tool_calls m))
+   :finishReason (:finish_reason m)
+   :usage (usage (:usage m))
+   :model (:model m)
+   :raw (:raw m)})
+
 (defn run-result
   "The engine's RunResult as the Clojure port's: `{:text :messages :tool-calls
   :tool-call-count :turns :usage {:prompt-tokens :completion-tokens :total-tokens} :model
@@ -49,7 +61,7 @@
 
 (def host-option-keys
   "Client options that are host functions, served through callbacks."
-  #{:wait-for :http-client :hooks :on-error})
+  #{:wait-for :http-client :hooks :on-error :on-metric})
 
 (defn engine-option-name
   "The engine's name for a Clojure option key: kebab-case to snake_case (`:timeout-ms` ->

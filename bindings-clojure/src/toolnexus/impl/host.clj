@@ -33,7 +33,12 @@
  :extends [com.sun.jna.Callback]
  :methods [[invoke [com.sun.jna.Pointer] void]])
 
-(import '(toolnexus.impl.host HostCallback HookCallback FreeCallback))
+(gen-interface
+ :name toolnexus.impl.host.MetricCallback
+ :extends [com.sun.jna.Callback]
+ :methods [[invoke [com.sun.jna.Pointer com.sun.jna.Pointer] void]])
+
+(import '(toolnexus.impl.host HostCallback HookCallback FreeCallback MetricCallback))
 
 ;; ---------------------------------------------------------------------------------------------
 ;; user_data registry and the host thread pool
@@ -303,6 +308,19 @@
                          ev (ffi/read-string-at event)]
                      (dispatch user-data token (fn [e] (on-hook e h ev))))))))))
 
+(defonce on-metric-callback
+  ;; Called on the library's thread with nothing to complete, in order: the event goes to the
+  ;; client's :on-metric right here. An observer cannot fail the run, so what it throws is
+  ;; printed on *err* (never back into JNA, which would drop it).
+  (reify MetricCallback
+    (invoke [_ user-data event]
+      (try
+        (when-let [f (:on-metric (entry-of user-data))]
+          (f (json/read-str (ffi/read-string-at event))))
+        (catch Throwable e
+          (try (binding [*out* *err*] (println (str "WARNING: toolnexus: :on-metric threw: " (message e))))
+               (catch Throwable _ nil)))))))
+
 (defonce free-callback
   (reify FreeCallback
     (invoke [_ user-data]
@@ -313,18 +331,18 @@
 (defonce ^:private thread-setup
   (let [init (CallbackThreadInitializer. true false "toolnexus-callback")]
     (doseq [cb [tool-callback wait-for-callback transport-callback on-error-callback hook-callback
-                toolkit-wait-for-callback skill-provider-callback]]
+                toolkit-wait-for-callback skill-provider-callback on-metric-callback]]
       (Native/setCallbackThreadInitializer cb init))
     true))
 
 (defn callbacks-struct
-  "A `tn_callbacks` for a client entry, laid out as the header declares it: seven pointers and
+  "A `tn_callbacks` for a client entry, laid out as the header declares it: eight pointers and
   a uint32 (`hook_mask`, padded to a pointer) in this order: user_data, free_user_data,
   wait_for, transport, hook, hook_mask, on_error, body_transform (left NULL: the Clojure port
-  has no body transform)."
+  has no body transform), on_metric."
   ^Memory [^Pointer user-data entry]
   (let [p Native/POINTER_SIZE
-        m (doto (Memory. (* 8 p)) (.clear))
+        m (doto (Memory. (* 9 p)) (.clear))
         fp (fn [cb] (CallbackReference/getFunctionPointer cb))
         mask (hook-mask (:hooks entry))]
     (.setPointer m 0 user-data)
@@ -335,6 +353,7 @@
       (.setPointer m (* 4 p) (fp hook-callback))
       (.setInt m (* 5 p) (int mask)))
     (when (:on-error entry) (.setPointer m (* 6 p) (fp on-error-callback)))
+    (when (:on-metric entry) (.setPointer m (* 8 p) (fp on-metric-callback)))
     m))
 
 (defn toolkit-callbacks-struct

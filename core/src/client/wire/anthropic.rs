@@ -56,10 +56,7 @@ pub(super) fn parse(mut body: Value) -> Result<Reply> {
         }
         kept.push(b);
     }
-    let u = body.get("usage");
-    let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
-    let (p, c) = (n("input_tokens"), n("output_tokens"));
-    let usage = Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p.saturating_add(c) };
+    let usage = body.get("usage").map(usage).unwrap_or_default();
     let message = if kept.is_empty() { None } else { Some(json!({"role": "assistant", "content": kept})) };
     Ok(Reply { message, text, calls, usage })
 }
@@ -74,4 +71,10 @@ pub(super) fn call(i: usize, b: &Value) -> Result<Call> {
         Some(other) => (Err(format!("input must be a JSON object, got {}", json_type(other))), other.to_string()),
     };
     Ok(Call { id: id.into(), name: name.into(), args, raw_args })
+}
+
+pub(super) fn usage(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (p, c) = (n("input_tokens"), n("output_tokens"));
+    Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p.saturating_add(c) }
 }

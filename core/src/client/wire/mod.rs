@@ -9,6 +9,7 @@
 mod anthropic;
 mod openai;
 mod transcript;
+pub(crate) mod translate;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -121,7 +122,17 @@ pub(crate) fn parse_reply(style: Style, body: Value) -> Result<Reply> {
     }
 }
 
-fn provider_error(body: &Value) -> Option<String> {
+/// The token counts of one reply, as the style reports them.
+pub(crate) fn usage_of(style: Style, body: &Value) -> Usage {
+    match (style, body.get("usage")) {
+        (_, None) => Usage::default(),
+        (Style::OpenAi, Some(u)) => openai::usage(u),
+        (Style::Anthropic, Some(u)) => anthropic::usage(u),
+    }
+}
+
+/// The message of a 2xx body's `error` object, when it carries one.
+pub(crate) fn provider_error(body: &Value) -> Option<String> {
     let e = body.get("error")?;
     if e.is_null() {
         return None;

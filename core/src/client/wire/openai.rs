@@ -36,7 +36,7 @@ pub(super) fn parse(mut body: Value) -> Result<Reply> {
             )));
         }
     };
-    let usage = body.get("usage").map(openai_usage).unwrap_or_default();
+    let usage = body.get("usage").map(usage).unwrap_or_default();
     if let Some(m) = msg.as_object_mut() {
         // What the model said is the assistant's turn, whatever role a provider wrote (or
         // left out): recorded otherwise, its tool turn could not be found on resume.
@@ -77,7 +77,7 @@ pub(super) fn call(i: usize, c: &Value) -> Result<Call> {
     Ok(Call { id: id.into(), name: name.into(), args, raw_args })
 }
 
-fn openai_usage(u: &Value) -> Usage {
+pub(super) fn usage(u: &Value) -> Usage {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let (p, c) = (n("prompt_tokens"), n("completion_tokens"));
     let t = n("total_tokens");

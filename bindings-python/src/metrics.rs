@@ -1,0 +1,49 @@
+//! Metrics: the client's `on_metric` callable as the engine's sink, and the engine's registry
+//! as `toolnexus.client.MetricsRegistry`.
+
+use engine::metrics::{MetricEvent, OnMetric};
+use pyo3::prelude::*;
+
+use crate::convert::{from_py, to_py};
+use crate::error;
+
+/// Hands each event to the host's callable as the package's dict. A callable that raises is
+/// reported through `sys.unraisablehook` and the run goes on: an observer cannot fail a run.
+pub struct PyOnMetric {
+    pub func: Py<PyAny>,
+}
+
+impl OnMetric for PyOnMetric {
+    fn on_metric(&self, event: &MetricEvent) {
+        Python::attach(|py| {
+            let called = to_py(py, &event.to_json()).and_then(|ev| self.func.call1(py, (ev,)));
+            if let Err(e) = called {
+                e.write_unraisable(py, Some(self.func.bind(py)));
+            }
+        });
+    }
+}
+
+/// The cumulative Prometheus registry every client keeps, for a host that feeds one itself.
+#[pyclass(frozen, module = "toolnexus._native", name = "MetricsRegistry")]
+pub struct PyMetricsRegistry(engine::metrics::MetricsRegistry);
+
+#[pymethods]
+impl PyMetricsRegistry {
+    #[new]
+    fn new() -> Self {
+        PyMetricsRegistry(engine::metrics::MetricsRegistry::new())
+    }
+
+    /// Folds in one event, a dict as `on_metric` receives it.
+    fn record(&self, py: Python<'_>, event: Bound<'_, PyAny>) -> PyResult<()> {
+        let ev = error::map(py, MetricEvent::from_json(&from_py(&event)?))?;
+        self.0.record(&ev);
+        Ok(())
+    }
+
+    /// The Prometheus text exposition.
+    fn render(&self) -> String {
+        self.0.render()
+    }
+}
