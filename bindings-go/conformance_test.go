@@ -28,18 +28,34 @@ type scenario struct {
 	Name   string `json:"name"`
 	Style  string `json:"style"`
 	Client struct {
-		Model        string `json:"model"`
-		APIKey       string `json:"api_key"`
-		SystemPrompt string `json:"system_prompt"`
-		MaxTurns     int    `json:"max_turns"`
-		Retries      int    `json:"retries"`
-		RetryBaseMs  *int   `json:"retry_base_ms"`
-		TimeoutMs    int    `json:"timeout_ms"`
+		Model         string         `json:"model"`
+		APIKey        string         `json:"api_key"`
+		SystemPrompt  string         `json:"system_prompt"`
+		MaxTurns      int            `json:"max_turns"`
+		Retries       int            `json:"retries"`
+		RetryBaseMs   *int           `json:"retry_base_ms"`
+		TimeoutMs     int            `json:"timeout_ms"`
+		RequestParams map[string]any `json:"request_params"`
 	} `json:"client"`
 	Tools      []scenarioTool        `json:"tools"`
+	Sources    *scenarioSources      `json:"sources"`
 	WaitFor    *[]json.RawMessage    `json:"wait_for"`
 	BeforeTool map[string]tn.Request `json:"before_tool"`
-	Steps      []scenarioStep        `json:"steps"`
+	BeforeLLM  *struct {
+		Fail string `json:"fail"`
+	} `json:"before_llm"`
+	OnError tn.Tier        `json:"on_error"`
+	Steps   []scenarioStep `json:"steps"`
+}
+
+// scenarioSources is the scenario's `sources`: the tool-source options of CreateToolkit.
+type scenarioSources struct {
+	Skills           []tn.SkillDef   `json:"skills"`
+	SkillsFilter     map[string]bool `json:"skills_filter"`
+	SkillSampleLimit int             `json:"skill_sample_limit"`
+	DisableSkills    []string        `json:"disable_skills"`
+	Builtins         any             `json:"builtins"` // absent: nil, the engine's default
+	DisableTools     []string        `json:"disable_tools"`
 }
 
 type scenarioTool struct {
@@ -63,7 +79,9 @@ type scenarioStep struct {
 		History []any  `json:"history"`
 	} `json:"run"`
 	Resume *struct {
-		Answer tn.Answer `json:"answer"`
+		Answer  tn.Answer   `json:"answer"`
+		History *[]any      `json:"history"`
+		Pending *tn.Request `json:"pending"`
 	} `json:"resume"`
 	Replies []mockReply `json:"replies"`
 	Expect  struct {
@@ -76,6 +94,7 @@ type scenarioStep struct {
 		Error           json.RawMessage   `json:"error"`
 		Calls           map[string]int    `json:"calls"`
 		WaitForRequests []json.RawMessage `json:"wait_for_requests"`
+		OnErrorCalls    []json.RawMessage `json:"on_error_calls"`
 	} `json:"expect"`
 }
 
@@ -127,6 +146,21 @@ type scenarioState struct {
 	calls        map[string]int
 	answers      []json.RawMessage
 	waitRequests []any
+	errorCalls   []any // what OnError was told
+}
+
+// onError records what ClientOptions.OnError is told and answers the scenario's tier.
+func (s *scenarioState) onError(tier tn.Tier) func(tn.ErrorInfo) tn.Tier {
+	return func(info tn.ErrorInfo) tn.Tier {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		call := map[string]any{"attempt": info.Attempt, "retryable": info.Retryable}
+		if info.Status != 0 {
+			call["status"] = info.Status
+		}
+		s.errorCalls = append(s.errorCalls, call)
+		return tier
+	}
 }
 
 func (s *scenarioState) count(name string) {
@@ -228,25 +262,25 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 		state.answers = append([]json.RawMessage(nil), (*sc.WaitFor)...)
 		opts.WaitFor = state.waitFor
 	}
-	if sc.BeforeTool != nil {
-		// A gated tool is answered with its Request's suspension (see the format's before_tool).
-		opts.Hooks = &tn.Hooks{BeforeTool: func(_ context.Context, ev tn.BeforeToolEvent) (*tn.ToolOverride, error) {
-			req, gated := sc.BeforeTool[ev.Name]
-			if !gated {
-				return nil, nil
-			}
-			r := tn.Pending(req)
-			return &tn.ToolOverride{Result: &r}, nil
-		}}
+	opts.RequestParams = sc.Client.RequestParams
+	if sc.OnError != "" {
+		opts.OnError = state.onError(sc.OnError)
 	}
+	opts.Hooks = scenarioHooks(sc)
 	var tk *tn.Toolkit
-	if sc.Tools != nil {
+	if sc.Tools != nil || sc.Sources != nil {
 		var tools []tn.Tool
 		for _, st := range sc.Tools {
 			tools = append(tools, goTool(st, state))
 		}
+		// With sources the toolkit is built from them; else it is the file's tools alone.
+		o := tn.Options{Builtins: false, ExtraTools: tools}
+		if src := sc.Sources; src != nil {
+			o = tn.Options{Skills: src.Skills, SkillsFilter: src.SkillsFilter, SkillSampleLimit: src.SkillSampleLimit,
+				DisableSkills: src.DisableSkills, Builtins: src.Builtins, DisableTools: src.DisableTools, ExtraTools: tools}
+		}
 		var err error
-		tk, err = tn.CreateToolkit(context.Background(), tn.Options{Builtins: false, ExtraTools: tools})
+		tk, err = tn.CreateToolkit(context.Background(), o)
 		if err != nil {
 			t.Fatalf("toolkit: %v", err)
 		}
@@ -261,7 +295,8 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 	for i, step := range sc.Steps {
 		mock.script(step.Replies...)
 		state.mu.Lock()
-		state.calls, state.waitRequests = map[string]int{}, nil
+		// Empty, not nil: a step in which the resolver is never asked expects [] (not null).
+		state.calls, state.waitRequests, state.errorCalls = map[string]int{}, []any{}, []any{}
 		state.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		var res tn.RunResult
@@ -269,6 +304,7 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 		if step.Run != nil {
 			res, err = client.RunWithHistory(ctx, step.Run.Prompt, tk, step.Run.History)
 		} else {
+			// The previous step's transcript and Request, unless the step gives its own.
 			var history []any
 			var pending tn.Request
 			if prev != nil {
@@ -276,6 +312,12 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 				if prev.Pending != nil {
 					pending = *prev.Pending
 				}
+			}
+			if step.Resume.History != nil {
+				history = *step.Resume.History
+			}
+			if step.Resume.Pending != nil {
+				pending = *step.Resume.Pending
 			}
 			res, err = client.RunWithAnswer(ctx, tk, history, pending, step.Resume.Answer)
 		}
@@ -298,11 +340,39 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 		if sc.WaitFor != nil {
 			same(t, where, "wait_for_requests", asSet(roundTrip(step.Expect.WaitForRequests)), asSet(roundTrip(state.waitRequests)))
 		}
+		if sc.OnError != "" {
+			same(t, where, "on_error_calls", roundTrip(step.Expect.OnErrorCalls), roundTrip(state.errorCalls))
+		}
 		state.mu.Unlock()
 		if n := mock.unused(); n != 0 {
 			t.Errorf("%s: %d scripted replies were never requested", where, n)
 		}
 	}
+}
+
+// scenarioHooks is the scenario's hooks, or nil: BeforeTool answers a gated tool with its
+// Request's suspension (see the format's before_tool), BeforeLLM fails with its message.
+func scenarioHooks(sc scenario) *tn.Hooks {
+	if sc.BeforeTool == nil && sc.BeforeLLM == nil {
+		return nil
+	}
+	h := &tn.Hooks{}
+	if sc.BeforeTool != nil {
+		h.BeforeTool = func(_ context.Context, ev tn.BeforeToolEvent) (*tn.ToolOverride, error) {
+			req, gated := sc.BeforeTool[ev.Name]
+			if !gated {
+				return nil, nil
+			}
+			r := tn.Pending(req)
+			return &tn.ToolOverride{Result: &r}, nil
+		}
+	}
+	if sc.BeforeLLM != nil {
+		h.BeforeLLM = func(context.Context, tn.BeforeLLMEvent) (*tn.LLMOverride, error) {
+			return nil, errors.New(sc.BeforeLLM.Fail)
+		}
+	}
+	return h
 }
 
 // checkRequests compares the requests the mock received with the expected ones: path, the

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // mockReply is one scripted answer of the mock model.
@@ -15,6 +16,8 @@ type mockReply struct {
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers"`
 	Body    json.RawMessage   `json:"body"`
+	// DelayMs holds the answer back that long (or until the client goes away).
+	DelayMs int `json:"delay_ms"`
 	// Wait, when set, holds the answer until it is closed (or the client goes away).
 	Wait chan struct{} `json:"-"`
 }
@@ -120,6 +123,13 @@ func (m *mockModel) serve(w http.ResponseWriter, r *http.Request) {
 	if reply.Wait != nil {
 		select {
 		case <-reply.Wait:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if reply.DelayMs > 0 {
+		select {
+		case <-time.After(time.Duration(reply.DelayMs) * time.Millisecond):
 		case <-r.Context().Done():
 			return
 		}

@@ -50,6 +50,47 @@ function buildTool(spec, counts, asyncTools) {
   return defineTool({ name: spec.name, description: spec.description, inputSchema: spec.input_schema, run })
 }
 
+/** The scenario's `sources` as `createToolkit` options (the JS port's camelCase names). */
+const SOURCE_OPTIONS = {
+  skills: 'skills',
+  skills_filter: 'skillsFilter',
+  skill_sample_limit: 'skillSampleLimit',
+  disable_skills: 'disableSkills',
+  builtins: 'builtins',
+  disable_tools: 'disableTools',
+}
+
+/**
+ * With `sources`, a toolkit built from them (the file's tools as `extraTools`); else the
+ * file's tools with the built-ins off; else none.
+ */
+async function buildToolkit(sc, counts, asyncTools) {
+  const extraTools = (sc.tools ?? []).map((t) => buildTool(t, counts, asyncTools))
+  if (sc.sources == null) return Array.isArray(sc.tools) ? createToolkit({ builtins: false, extraTools }) : undefined
+  const opts = { extraTools }
+  for (const [key, value] of Object.entries(sc.sources)) {
+    assert.ok(key in SOURCE_OPTIONS, `unknown sources key ${key}`)
+    opts[SOURCE_OPTIONS[key]] = value
+  }
+  return createToolkit(opts)
+}
+
+/** What the scenario's failing `beforeLLM` throws: the run must reject with this very error. */
+class HookFailure extends Error {}
+
+/** The scenario's hooks: `beforeTool` gates (a suspension instead of the call), `beforeLLM` fails. */
+function buildHooks(sc) {
+  const hooks = {}
+  // A gated tool's call is short-circuited with the listed Request's suspension.
+  if (sc.before_tool) hooks.beforeTool = (ev) => (sc.before_tool[ev.name] ? { result: pending(sc.before_tool[ev.name]) } : undefined)
+  if (sc.before_llm) {
+    hooks.beforeLLM = () => {
+      throw new HookFailure(sc.before_llm.fail)
+    }
+  }
+  return Object.keys(hooks).length ? { hooks } : {}
+}
+
 /** A RunResult back in the canonical (snake_case) form the scenario files use. */
 export function canonical(r) {
   const out = {
@@ -78,11 +119,10 @@ async function replay(file, mock, variant) {
   assert.equal(sc.name, file.replace(/\.json$/, ''))
   const counts = {}
   const asyncTools = variant !== 'sync'
-  const toolkit = Array.isArray(sc.tools)
-    ? await createToolkit({ builtins: false, extraTools: sc.tools.map((t) => buildTool(t, counts, asyncTools)) })
-    : undefined
+  const toolkit = await buildToolkit(sc, counts, asyncTools)
   const answers = Array.isArray(sc.wait_for) ? [...sc.wait_for] : undefined
   const waitSeen = []
+  const errorsSeen = []
   const c = sc.client
   const client = createClient({
     baseUrl: sc.style === 'openai' ? mock.url('/v1') : mock.url(''),
@@ -94,6 +134,16 @@ async function replay(file, mock, variant) {
     retries: c.retries,
     timeoutMs: c.timeout_ms,
     retryBaseMs: c.retry_base_ms ?? 1,
+    requestParams: c.request_params,
+    // The scenario's onError answers its tier and records what it was told.
+    ...(sc.on_error
+      ? {
+          onError: (info) => {
+            errorsSeen.push(Object.fromEntries(['status', 'attempt', 'retryable'].filter((k) => info[k] !== undefined).map((k) => [k, info[k]])))
+            return sc.on_error
+          },
+        }
+      : {}),
     ...(answers
       ? {
           waitFor: async (request) => {
@@ -110,32 +160,37 @@ async function replay(file, mock, variant) {
         }
       : {}),
     ...(variant === 'fetch' ? { fetch: globalThis.fetch } : {}),
-    // A gated tool's call is short-circuited with the listed Request's suspension.
-    ...(sc.before_tool
-      ? { hooks: { beforeTool: (ev) => (sc.before_tool[ev.name] ? { result: pending(sc.before_tool[ev.name]) } : undefined) } }
-      : {}),
+    ...buildHooks(sc),
   })
   let previous
   for (const [i, step] of sc.steps.entries()) {
-    mock.script(step.replies ?? [])
+    // The mock holds a reply back `delayMs`.
+    mock.script((step.replies ?? []).map((r) => (r.delay_ms ? { ...r, delayMs: r.delay_ms } : r)))
     for (const k of Object.keys(counts)) delete counts[k]
     waitSeen.length = 0
+    errorsSeen.length = 0
     const got = {}
     try {
       let r
       if (step.run) {
         r = await client.run(step.run.prompt, { toolkit, history: step.run.history })
       } else {
-        assert.ok(previous !== undefined || step.expect.error, 'a resume step needs a previous result')
+        // The previous step's transcript and Request, unless the step gives its own.
+        const { history, pending: stored, answer } = step.resume
+        assert.ok(previous !== undefined || history !== undefined || step.expect.error, 'a resume step needs a previous result')
         const prev = previous ?? { messages: [], pending: undefined }
-        r = await client.runWithAnswer(toolkit, prev.messages, prev.pending ?? { id: '', kind: '', prompt: '' }, step.resume.answer)
+        r = await client.runWithAnswer(toolkit, history ?? prev.messages, stored ?? prev.pending ?? { id: '', kind: '', prompt: '' }, answer)
       }
       got.result = canonical(r)
       previous = r
     } catch (e) {
-      assert.ok(typeof e.code === 'string', `unexpected error without code: ${e.stack}`)
-      got.error = { kind: e.code }
-      if (e.status !== undefined) got.error.status = e.status
+      if (e instanceof HookFailure) {
+        got.error = { kind: 'host' }
+      } else {
+        assert.ok(typeof e.code === 'string', `unexpected error without code: ${e.stack}`)
+        got.error = { kind: e.code }
+        if (e.status !== undefined) got.error.status = e.status
+      }
       previous = undefined
     }
     got.requests = mock.seen.map((s) => ({
@@ -154,6 +209,7 @@ async function replay(file, mock, variant) {
     // One turn's suspensions are waited for concurrently: compared as a set.
     const bySet = (list) => [...(list ?? [])].sort((a, b) => String(a?.id).localeCompare(String(b?.id)))
     if (answers) assert.deepStrictEqual(bySet(waitSeen), bySet(expect.wait_for_requests), `${where}: waitFor requests differ`)
+    if (sc.on_error) assert.deepStrictEqual(errorsSeen, expect.on_error_calls, `${where}: onError calls differ`)
   }
 }
 

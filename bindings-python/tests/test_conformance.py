@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import toolnexus as tn
-from toolnexus.types import request_to_wire
+from toolnexus.types import request_from_wire, request_to_wire
 
 from .mock import MockModel
 
@@ -83,23 +83,63 @@ def make_wait_for(answers: list[Any], seen: list[dict[str, Any]], sync: bool) ->
     return answer_async
 
 
-def make_hooks(gates: dict[str, Any], sync: bool) -> dict[str, Any]:
-    """The scenario's `before_tool`: a call of a gated tool is short-circuited with its suspension."""
+class HookFailure(Exception):
+    """What the scenario's failing ``before_llm`` hook raises: the run must end with this very
+    exception (the binding's form of the engine's ``host`` error kind)."""
 
-    def before_tool(ev: dict[str, Any]) -> Any:
-        r = gates.get(ev["name"])
-        if r is None:
-            return None
-        return {"result": tn.pending(kind=r["kind"], prompt=r["prompt"], id=r["id"], url=r.get("url"),
-                                     data=r.get("data"))}
 
-    if sync:
-        return {"before_tool": before_tool}
+def make_hooks(sc: dict[str, Any], sync: bool) -> Any:
+    """The scenario's hooks, or None: ``before_tool`` short-circuits a call of a gated tool with
+    its suspension; ``before_llm`` fails with its message."""
+    gates, llm = sc.get("before_tool"), sc.get("before_llm")
+    hooks: dict[str, Any] = {}
+    if gates is not None:
+        def before_tool(ev: dict[str, Any]) -> Any:
+            r = gates.get(ev["name"])
+            if r is None:
+                return None
+            return {"result": tn.pending(kind=r["kind"], prompt=r["prompt"], id=r["id"], url=r.get("url"),
+                                         data=r.get("data"))}
 
-    async def before_tool_async(ev: dict[str, Any]) -> Any:
-        return before_tool(ev)
+        hooks["before_tool"] = before_tool
+    if llm is not None:
+        def before_llm(_ev: Any) -> Any:
+            raise HookFailure(llm["fail"])
 
-    return {"before_tool": before_tool_async}
+        hooks["before_llm"] = before_llm
+    if sync or not hooks:
+        return hooks or None
+
+    def run_async(f: Any) -> Any:
+        async def hook(ev: Any) -> Any:
+            return f(ev)
+
+        return hook
+
+    return {name: run_async(f) for name, f in hooks.items()}
+
+
+def make_on_error(tier: str, seen: list[dict[str, Any]]) -> Any:
+    """The scenario's ``on_error``: records what it is told and answers ``tier``."""
+
+    def on_error(info: Any) -> str:
+        seen.append({k: info[k] for k in ("status", "attempt", "retryable") if k in info})
+        return tier
+
+    return on_error
+
+
+async def make_toolkit(sc: dict[str, Any], counts: dict[str, int], sync: bool) -> Any:
+    """With ``sources``, a toolkit built from them by ``create_toolkit`` (the file's tools as
+    ``extra_tools``); else the file's tools with the built-ins off; else none."""
+    tools = [make_tool(t, counts, sync) for t in sc.get("tools") or []]
+    sources = sc.get("sources")
+    if sources is None:
+        return await tn.create_toolkit(builtins=False, extra_tools=tools) if sc.get("tools") is not None else None
+    options = dict(sources)
+    if "skills" in options:
+        options["skills"] = [tn.SkillDef(**d) for d in options["skills"]]
+    return await tn.create_toolkit(extra_tools=tools, **options)
 
 
 def canonical(r: tn.RunResult) -> dict[str, Any]:
@@ -116,9 +156,8 @@ async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
     sc = json.loads(path.read_text())
     counts: dict[str, int] = {}
     seen_requests: list[dict[str, Any]] = []
-    tk = None
-    if sc.get("tools") is not None:
-        tk = await tn.create_toolkit(builtins=False, extra_tools=[make_tool(t, counts, sync) for t in sc["tools"]])
+    seen_errors: list[dict[str, Any]] = []
+    tk = await make_toolkit(sc, counts, sync)
     c = sc["client"]
     client = tn.create_client(
         base_url=mock.url("/v1") if sc["style"] == "openai" else mock.url(),
@@ -126,23 +165,32 @@ async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
         system_prompt=c.get("system_prompt"), max_turns=c.get("max_turns", 10), retries=c.get("retries", 2),
         retry_base_ms=c.get("retry_base_ms", 1), timeout_ms=c.get("timeout_ms"),
         wait_for=make_wait_for(sc["wait_for"], seen_requests, sync) if sc.get("wait_for") is not None else None,
-        hooks=make_hooks(sc["before_tool"], sync) if sc.get("before_tool") is not None else None,
+        hooks=make_hooks(sc, sync),
+        request_params=c.get("request_params"),
+        on_error=make_on_error(sc["on_error"], seen_errors) if sc.get("on_error") is not None else None,
     )
     failures: list[str] = []
     previous = None
     for i, step in enumerate(sc["steps"]):
-        mock.script(step.get("replies", []))
+        # The mock holds a reply back `delay` seconds.
+        mock.script([{**r, "delay": r["delay_ms"] / 1000} if "delay_ms" in r else r for r in step.get("replies", [])])
         counts.clear()
         seen_requests.clear()
+        seen_errors.clear()
         got: dict[str, Any] = {}
         try:
             if "run" in step:
                 r = await client.run(step["run"]["prompt"], tk, history=step["run"].get("history"))
             else:
-                a = step["resume"]["answer"]
+                resume = step["resume"]
+                a = resume["answer"]
                 answer = tn.Answer(id=a["id"], ok=a["ok"], data=a.get("data"), reason=a.get("reason"))
+                # The previous step's transcript and Request, unless the step gives its own.
                 pending = previous.pending if previous and previous.pending else tn.Request(id="", kind="", prompt="")
-                r = await client.run_with_answer(tk, previous.messages if previous else [], pending, answer)
+                if "pending" in resume:
+                    pending = request_from_wire(resume["pending"])
+                history = resume.get("history", previous.messages if previous else [])
+                r = await client.run_with_answer(tk, history, pending, answer)
             got["result"] = canonical(r)
             previous = r
         except tn.ToolnexusError as e:
@@ -151,6 +199,9 @@ async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
                 err["status"] = e.status
             got["error"] = err
             previous = None
+        except HookFailure:
+            got["error"] = {"kind": "host"}
+            previous = None
         style = sc["style"]
         got["requests"] = [
             {"path": s["path"], "headers": {h: s["headers"][h] for h in PINNED[style] if h in s["headers"]},
@@ -158,6 +209,8 @@ async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
             for s in mock.seen
         ]
         got["calls"] = dict(counts)
+        if sc.get("on_error") is not None:
+            got["on_error_calls"] = list(seen_errors)
         expect = dict(step["expect"])
         if sc.get("wait_for") is not None:
             # One turn's suspensions are waited for concurrently: compared as a set.

@@ -13,8 +13,8 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use support::mock::{Mock, MockReply};
 use toolnexus::{
-    suspend, Answer, BeforeToolEvent, Client, ClientOptions, Error, HookFuture, Hooks, Request, RunResult, Style, Tool,
-    ToolOverride, ToolResult, Toolkit, WaitFor,
+    suspend, Answer, BeforeLlmEvent, BeforeToolEvent, Client, ClientOptions, Error, ErrorInfo, HookFuture, Hooks,
+    LlmOverride, OnError, Request, RunResult, Tier, Tool, ToolOverride, ToolResult, Toolkit, ToolkitHost, WaitFor,
 };
 
 fn scenario_dir() -> PathBuf {
@@ -99,13 +99,22 @@ impl WaitFor for ScriptedWaitFor {
     }
 }
 
-/// The scenario's `before_tool` hook: a call of a listed tool is answered with the listed
-/// Request's suspension instead of running the tool.
+/// The scenario's hooks: `before_tool` answers a call of a listed tool with the listed
+/// Request's suspension instead of running the tool; `before_llm` fails with its message.
 struct GateHooks {
     gates: Map<String, Value>,
+    llm_failure: Option<String>,
 }
 
 impl Hooks for GateHooks {
+    fn before_llm(&self, _ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
+        let outcome = match &self.llm_failure {
+            Some(message) => Err(Error::host(message.clone().into())),
+            None => Ok(None),
+        };
+        Box::pin(std::future::ready(outcome))
+    }
+
     fn before_tool(&self, ev: BeforeToolEvent) -> HookFuture<Option<ToolOverride>> {
         let ov = self
             .gates
@@ -115,29 +124,68 @@ impl Hooks for GateHooks {
     }
 }
 
-fn client_for(sc: &Value, mock: &Mock, wait_for: Option<Arc<ScriptedWaitFor>>) -> Client {
-    let style = Style::parse(sc["style"].as_str().unwrap()).unwrap();
+/// The scenario's `on_error`: answers every failed model call with the scripted tier and
+/// records what it was told.
+struct ScriptedOnError {
+    tier: Tier,
+    seen: Mutex<Vec<Value>>,
+}
+
+impl OnError for ScriptedOnError {
+    fn classify(&self, info: ErrorInfo) -> HookFuture<Tier> {
+        let mut event = json!({"attempt": info.attempt, "retryable": info.retryable});
+        if let Some(status) = info.status {
+            event["status"] = json!(status);
+        }
+        self.seen.lock().unwrap().push(event);
+        Box::pin(std::future::ready(Ok(self.tier)))
+    }
+}
+
+/// The client, its plain options read as a binding hands them over (`ClientOptions::from_json`,
+/// which also drops a `request_params` key the engine owns), its host behaviour set after.
+fn client_for(
+    sc: &Value,
+    mock: &Mock,
+    wait_for: Option<Arc<ScriptedWaitFor>>,
+    on_error: Option<Arc<ScriptedOnError>>,
+) -> Client {
     let c = &sc["client"];
-    let base = match style {
-        Style::OpenAi => mock.url("/v1"),
-        Style::Anthropic => mock.url(""),
-    };
-    let mut o = ClientOptions::new(base, style, c["model"].as_str().unwrap());
-    o.api_key = Some(c.get("api_key").and_then(Value::as_str).unwrap_or("test-key").to_string());
-    o.system_prompt = c.get("system_prompt").and_then(Value::as_str).map(str::to_string);
-    if let Some(n) = c.get("max_turns").and_then(Value::as_u64) {
-        o.max_turns = n as u32;
+    let base = if sc["style"] == "openai" { mock.url("/v1") } else { mock.url("") };
+    let mut options = json!({"base_url": base, "style": sc["style"], "model": c["model"],
+        "api_key": c.get("api_key").cloned().unwrap_or(json!("test-key")),
+        "retry_base_ms": c.get("retry_base_ms").cloned().unwrap_or(json!(1))});
+    for key in ["system_prompt", "max_turns", "retries", "timeout_ms", "request_params"] {
+        if let Some(v) = c.get(key) {
+            options[key] = v.clone();
+        }
     }
-    if let Some(n) = c.get("retries").and_then(Value::as_u64) {
-        o.retries = n as u32;
-    }
-    o.timeout_ms = c.get("timeout_ms").and_then(Value::as_u64);
-    o.retry_base_ms = c.get("retry_base_ms").and_then(Value::as_u64).unwrap_or(1);
+    let mut o = ClientOptions::from_json(&options).unwrap().value;
     o.wait_for = wait_for.map(|w| w as Arc<dyn WaitFor>);
-    if let Some(Value::Object(gates)) = sc.get("before_tool") {
-        o.hooks = Some(Arc::new(GateHooks { gates: gates.clone() }));
+    o.on_error = on_error.map(|e| e as Arc<dyn OnError>);
+    let gates = sc.get("before_tool").and_then(Value::as_object).cloned();
+    let llm_failure = sc.pointer("/before_llm/fail").and_then(Value::as_str).map(str::to_string);
+    if gates.is_some() || llm_failure.is_some() {
+        o.hooks = Some(Arc::new(GateHooks { gates: gates.unwrap_or_default(), llm_failure }));
     }
     Client::new(o).unwrap()
+}
+
+/// The scenario's toolkit: with `sources`, built from them by the engine's factory (the
+/// file's `tools` as the host's own); else just the file's `tools`; else none.
+async fn toolkit_for(sc: &Value, counts: &Counts) -> Option<Toolkit> {
+    let tools: Vec<Tool> = match sc.get("tools") {
+        Some(Value::Array(ts)) => ts.iter().map(|t| build_tool(t, counts)).collect(),
+        _ => Vec::new(),
+    };
+    match sc.get("sources") {
+        Some(sources @ Value::Object(_)) => {
+            let host = ToolkitHost { extra_tools: tools, ..ToolkitHost::default() };
+            Some(Toolkit::create_from_json(sources, host).await.unwrap())
+        }
+        _ if sc.get("tools").is_some_and(Value::is_array) => Some(Toolkit::new(tools).unwrap()),
+        _ => None,
+    }
 }
 
 /// The request headers a scenario pins, per style.
@@ -159,10 +207,7 @@ async fn replay(path: &Path) -> (Value, Vec<String>) {
     assert_eq!(Some(name.as_str()), path.file_stem().and_then(|s| s.to_str()), "name must match the file");
     let mock = Mock::start().await;
     let counts: Counts = Arc::default();
-    let toolkit = match sc.get("tools") {
-        Some(Value::Array(ts)) => Some(Toolkit::new(ts.iter().map(|t| build_tool(t, &counts)).collect()).unwrap()),
-        _ => None,
-    };
+    let toolkit = toolkit_for(&sc, &counts).await;
     let wait_for = match sc.get("wait_for") {
         Some(Value::Array(answers)) => Some(Arc::new(ScriptedWaitFor {
             answers: Mutex::new(answers.iter().cloned().collect()),
@@ -170,7 +215,10 @@ async fn replay(path: &Path) -> (Value, Vec<String>) {
         })),
         _ => None,
     };
-    let client = client_for(&sc, &mock, wait_for.clone());
+    let on_error = sc.get("on_error").and_then(Value::as_str).map(|tier| {
+        Arc::new(ScriptedOnError { tier: Tier::from_answer(Some(tier)).unwrap(), seen: Mutex::new(Vec::new()) })
+    });
+    let client = client_for(&sc, &mock, wait_for.clone(), on_error.clone());
     let style = sc["style"].as_str().unwrap().to_string();
     let mut failures = Vec::new();
     let mut previous: Option<RunResult> = None;
@@ -182,18 +230,30 @@ async fn replay(path: &Path) -> (Value, Vec<String>) {
         if let Some(w) = &wait_for {
             w.seen.lock().unwrap().clear();
         }
+        if let Some(e) = &on_error {
+            e.seen.lock().unwrap().clear();
+        }
         let outcome = if let Some(run) = step.get("run") {
             let prompt = run["prompt"].as_str().unwrap();
             let history = run.get("history").and_then(Value::as_array).cloned().unwrap_or_default();
             client.run_with_history(prompt, toolkit.as_ref(), history).await
         } else {
-            let prev = previous.clone().expect("a resume step needs a previous step");
-            let answer = Answer::from_json(&step["resume"]["answer"]).unwrap();
-            let pending = prev
-                .pending
-                .clone()
-                .unwrap_or_else(|| Request::from_json(&json!({"id":"","kind":"","prompt":""})).unwrap());
-            client.run_with_answer(toolkit.as_ref(), prev.messages.clone(), &pending, &answer).await
+            // A resume takes the previous step's transcript and pending Request, unless it
+            // gives its own (a halted run stored as data).
+            let resume = &step["resume"];
+            let answer = Answer::from_json(&resume["answer"]).unwrap();
+            let history = match resume.get("history").and_then(Value::as_array) {
+                Some(h) => h.clone(),
+                None => previous.as_ref().map(|p| p.messages.clone()).unwrap_or_default(),
+            };
+            let pending = match resume.get("pending") {
+                Some(p) => Request::from_json(p).unwrap(),
+                None => previous
+                    .as_ref()
+                    .and_then(|p| p.pending.clone())
+                    .unwrap_or_else(|| Request::from_json(&json!({"id":"","kind":"","prompt":""})).unwrap()),
+            };
+            client.run_with_answer(toolkit.as_ref(), history, &pending, &answer).await
         };
 
         let mut got = Map::new();
@@ -230,6 +290,9 @@ async fn replay(path: &Path) -> (Value, Vec<String>) {
             // One turn's suspensions are waited for concurrently: their order is not the rule.
             seen.sort_by_key(Value::to_string);
             got.insert("wait_for_requests".into(), Value::Array(seen));
+        }
+        if let Some(e) = &on_error {
+            got.insert("on_error_calls".into(), Value::Array(e.seen.lock().unwrap().clone()));
         }
         if mock.remaining() != 0 {
             failures.push(format!("{name} step {i}: {} scripted replies were never requested", mock.remaining()));

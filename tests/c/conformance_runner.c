@@ -11,7 +11,10 @@ typedef struct {
   tj *calls;         /* name -> count, this step */
   tj *answers;       /* wait_for answers left, or NULL */
   const tj *gates;   /* before_tool: tool name -> the Request its hook suspends with */
+  const char *llm_failure; /* before_llm's message, or NULL */
+  const char *tier;  /* on_error's answer, or NULL */
   tj *wait_requests; /* Requests wait_for received, this step */
+  tj *error_calls;   /* what on_error was told, this step */
   tj *replies;       /* this step's replies */
   int next_reply;
   tj *requests;      /* requests the model received, this step */
@@ -144,9 +147,35 @@ static void wait_for(void *user_data, const char *request_json, uint64_t token) 
   tj_free(req);
 }
 
-/* The scenario's before_tool hook: a gated tool is answered with its Request's suspension. */
+/* The scenario's on_error: records what it is told (but a network error's text) and answers
+ * the scenario's tier. */
+static void on_error(void *user_data, const char *info_json, uint64_t token) {
+  scenario_t *sc = user_data;
+  tj *info = tj_parse(info_json), *call = tj_object();
+  const char *keep[] = {"status", "attempt", "retryable", NULL};
+  for (const char **k = keep; *k; k++) {
+    const tj *v = tj_get(info, *k);
+    if (v) tj_add(call, *k, tj_copy(v));
+  }
+  pthread_mutex_lock(&sc->lock);
+  tj_push(sc->error_calls, call);
+  pthread_mutex_unlock(&sc->lock);
+  tj *tier = tj_string(sc->tier);
+  char *answer = tj_print(tier);
+  tn_complete(token, TN_OK, answer, NULL);
+  free(answer);
+  tj_free(tier);
+  tj_free(info);
+}
+
+/* The scenario's hooks: before_llm fails with its message; before_tool answers a gated tool
+ * with its Request's suspension. */
 static void hook(void *user_data, const char *hook_name, const char *event_json, uint64_t token) {
   scenario_t *sc = user_data;
+  if (strcmp(hook_name, "before_llm") == 0) {
+    tn_complete(token, TN_ERR_HOST, sc->llm_failure, NULL);
+    return;
+  }
   tj *ev = tj_parse(event_json);
   const tj *gate = strcmp(hook_name, "before_tool") == 0 ? tj_get(sc->gates, jstr(ev, "name")) : NULL;
   if (gate == NULL) {
@@ -195,7 +224,12 @@ static void transport(void *user_data, const char *request_json, uint64_t token)
                      : strdup("{\"error\":{\"message\":\"no reply left\"}}");
   tj_add(resp, "body", tj_string(body));
   char *text = tj_print(resp);
-  tn_complete(token, TN_OK, text, NULL);
+  const tj *delay = tj_get(reply, "delay_ms");
+  if (tj_is(delay, TJ_NUMBER)) {
+    complete_later(token, TN_OK, text, (int)tj_num(delay)); /* the model answers late */
+  } else {
+    tn_complete(token, TN_OK, text, NULL);
+  }
   free(text);
   free(body);
   tj_free(resp);
@@ -239,7 +273,7 @@ static char *client_options(const tj *sc_json) {
   tj_add(o, "style", tj_string(style));
   tj_add(o, "model", tj_string(jstr(c, "model")));
   tj_add(o, "api_key", tj_string(jstr(c, "api_key") ? jstr(c, "api_key") : "test-key"));
-  const char *copy[] = {"system_prompt", "max_turns", "retries", "timeout_ms", NULL};
+  const char *copy[] = {"system_prompt", "max_turns", "retries", "timeout_ms", "request_params", NULL};
   for (const char **k = copy; *k; k++) {
     const tj *v = tj_get(c, *k);
     if (v) tj_add(o, *k, tj_copy(v));
@@ -267,7 +301,8 @@ static int replay(const char *path) {
   sc.answers = has_wait_for ? tj_copy(answers) : NULL;
 
   tn_toolkit *tk = NULL;
-  if (tj_is(sc.tools, TJ_ARRAY)) {
+  const tj *sources = tj_get(doc, "sources");
+  if (tj_is(sc.tools, TJ_ARRAY) || tj_is(sources, TJ_OBJECT)) {
     tj *decl = tj_array();
     const tj *t;
     tj_each(t, sc.tools) {
@@ -279,22 +314,37 @@ static int replay(const char *path) {
       tj_add(d, "relay", tj_bool(strcmp(type, "relay") == 0));
       tj_push(decl, d);
     }
-    char *decl_json = tj_print(decl);
     char *err = NULL;
-    if (tn_toolkit_new(decl_json, tool, &sc, NULL, &tk, &err) != TN_OK) fprintf(stderr, "%s: toolkit: %s\n", name, err);
+    int rc;
+    if (tj_is(sources, TJ_OBJECT)) {
+      /* Built from its sources by the engine's factory, the file's tools as the host's own. */
+      tj *spec = tj_copy(sources);
+      tj_add(spec, "tools", decl);
+      char *spec_json = tj_print(spec);
+      rc = tn_toolkit_create(spec_json, tool, &sc, NULL, NULL, &tk, &err);
+      free(spec_json);
+      tj_free(spec);
+    } else {
+      char *decl_json = tj_print(decl);
+      rc = tn_toolkit_new(decl_json, tool, &sc, NULL, &tk, &err);
+      free(decl_json);
+      tj_free(decl);
+    }
+    if (rc != TN_OK) fprintf(stderr, "%s: toolkit: %s\n", name, err);
     tn_string_free(err);
-    free(decl_json);
-    tj_free(decl);
   }
   tn_callbacks cb = {0};
   cb.user_data = &sc;
   cb.transport = transport;
   cb.wait_for = has_wait_for ? wait_for : NULL;
   sc.gates = tj_get(doc, "before_tool");
-  if (tj_is(sc.gates, TJ_OBJECT)) {
+  sc.llm_failure = jstr(tj_get(doc, "before_llm"), "fail");
+  if (tj_is(sc.gates, TJ_OBJECT) || sc.llm_failure) {
     cb.hook = hook;
-    cb.hook_mask = TN_HOOK_BEFORE_TOOL;
+    cb.hook_mask = (tj_is(sc.gates, TJ_OBJECT) ? TN_HOOK_BEFORE_TOOL : 0) | (sc.llm_failure ? TN_HOOK_BEFORE_LLM : 0);
   }
+  sc.tier = jstr(doc, "on_error");
+  if (sc.tier) cb.on_error = on_error;
   char *opts = client_options(doc);
   tn_client *client = NULL;
   char *err = NULL;
@@ -309,6 +359,7 @@ static int replay(const char *path) {
   tj_each(step, tj_get(doc, "steps")) {
     sc.calls = tj_object();
     sc.wait_requests = tj_array();
+    sc.error_calls = tj_array();
     sc.requests = tj_array();
     sc.replies = tj_get(step, "replies");
     sc.next_reply = 0;
@@ -319,10 +370,13 @@ static int replay(const char *path) {
       const tj *h = tj_get(run, "history");
       if (h) tj_add(input, "history", tj_copy(h));
     } else {
-      const tj *p = tj_get(previous, "pending");
-      tj_add(input, "history", tj_copy(tj_get(previous, "messages")));
+      /* The previous step's transcript and Request, unless the step gives its own. */
+      const tj *resume = tj_get(step, "resume");
+      const tj *h = tj_get(resume, "history") ? tj_get(resume, "history") : tj_get(previous, "messages");
+      const tj *p = tj_get(resume, "pending") ? tj_get(resume, "pending") : tj_get(previous, "pending");
+      tj_add(input, "history", h ? tj_copy(h) : tj_array());
       tj_add(input, "pending", p ? tj_copy(p) : tj_parse("{\"id\":\"\",\"kind\":\"\",\"prompt\":\"\"}"));
-      tj_add(input, "answer", tj_copy(tj_get(tj_get(step, "resume"), "answer")));
+      tj_add(input, "answer", tj_copy(tj_get(resume, "answer")));
     }
     char *input_json = tj_print(input);
     char *result = NULL;
@@ -352,6 +406,7 @@ static int replay(const char *path) {
       mismatches += same_set(tj_get(expect, "wait_for_requests"), sc.wait_requests)
                         ? 0
                         : differs(name, i, "wait_for_requests", tj_get(expect, "wait_for_requests"), sc.wait_requests);
+    if (sc.tier) mismatches += differs(name, i, "on_error_calls", tj_get(expect, "on_error_calls"), sc.error_calls);
     if (sc.next_reply != tj_size(sc.replies)) {
       fprintf(stderr, "%s step %d: %d scripted replies were never requested\n", name, i, tj_size(sc.replies) - sc.next_reply);
       mismatches++;
@@ -362,6 +417,7 @@ static int replay(const char *path) {
     tj_free(input);
     tj_free(sc.calls);
     tj_free(sc.wait_requests);
+    tj_free(sc.error_calls);
     tj_free(sc.requests);
     i++;
   }

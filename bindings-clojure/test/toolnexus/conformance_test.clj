@@ -10,6 +10,7 @@
             [clojure.string :as str]
             [clojure.test :refer [deftest is testing]]
             [toolnexus.client :as client]
+            [toolnexus.core :as core]
             [toolnexus.impl.json :as json]
             [toolnexus.tool :as tool])
   (:import (java.net URI)))
@@ -96,9 +97,10 @@
                                 [(keyword h) v]))
             :body (json/read-str body)})
     (if-let [reply (pop-first! (:replies state))]
-      {:status (or (:status reply) 200)
-       :headers (or (:headers reply) {})
-       :body (json/write-str (:body reply))}
+      (do (when-let [d (:delay_ms reply)] (Thread/sleep (long d))) ; the model answers late
+          {:status (or (:status reply) 200)
+           :headers (or (:headers reply) {})
+           :body (json/write-str (:body reply))})
       {:status 599 :headers {} :body "{\"error\":{\"message\":\"no reply left\"}}"})))
 
 (defn- take-answer!
@@ -130,6 +132,38 @@
     (when-let [request (get gates (keyword name))]
       {:result (client/suspend request)})))
 
+(defn- scenario-hooks
+  "The scenario's hooks, or nil: `before_tool` gates, `before_llm` throws its message."
+  [sc]
+  (let [hooks (cond-> {}
+                (map? (:before_tool sc)) (assoc :before-tool (gate (:before_tool sc)))
+                (map? (:before_llm sc)) (assoc :before-llm (fn [_] (throw (ex-info (:fail (:before_llm sc)) {})))))]
+    (not-empty hooks)))
+
+(defn- recorder
+  "The scenario's :on-error: records what it is told and answers the scenario's tier."
+  [state tier]
+  (fn [info]
+    (swap! (:error-calls state) conj
+           (cond-> {:attempt (:attempt info) :retryable (:retryable? info)}
+             (:status info) (assoc :status (:status info))))
+    (keyword tier)))
+
+(defn- scenario-toolkit
+  "With `sources`, a toolkit built from them by `toolnexus.core/build` (the file's tools as
+  `:tools`); else the file's tools; else nil."
+  [sc state]
+  (let [tools (mapv #(scenario-tool state %) (:tools sc))]
+    (if-let [src (:sources sc)]
+      (core/build (cond-> {:tools tools}
+                    (contains? src :skills) (assoc :skill-defs (:skills src))
+                    (contains? src :skills_filter) (assoc :skills-filter (:skills_filter src))
+                    (contains? src :skill_sample_limit) (assoc :skill-sample-limit (:skill_sample_limit src))
+                    (contains? src :disable_skills) (assoc :disable-skills (:disable_skills src))
+                    (contains? src :builtins) (assoc :builtins (:builtins src))
+                    (contains? src :disable_tools) (assoc :disable-tools (:disable_tools src))))
+      (when (vector? (:tools sc)) (tool/toolkit tools)))))
+
 (defn- make-client [sc state]
   (let [c (:client sc)
         style (:style sc)]
@@ -143,9 +177,11 @@
       :retries (:retries c)
       :timeout-ms (:timeout_ms c)
       :retry-base-ms (or (:retry_base_ms c) 1)
+      :request-params (:request_params c)
       :http-client (mock-model state style)
       :wait-for (when (vector? (:wait_for sc)) (resolver state))
-      :hooks (when (map? (:before_tool sc)) {:before-tool (gate (:before_tool sc))})})))
+      :on-error (when (:on_error sc) (recorder state (:on_error sc)))
+      :hooks (scenario-hooks sc)})))
 
 ;; ---------------------------------------------------------------------------------------------
 ;; the replay
@@ -163,15 +199,16 @@
   "Replays one scenario file, making clojure.test assertions."
   [^java.io.File f]
   (let [sc (json/read-str (slurp f))
-        state {:calls (atom {}) :requests (atom []) :wait-requests (atom [])
+        state {:calls (atom {}) :requests (atom []) :wait-requests (atom []) :error-calls (atom [])
                :replies (atom []) :answers (atom (vec (:wait_for sc)))}
-        tk (when (vector? (:tools sc)) (tool/toolkit (mapv #(scenario-tool state %) (:tools sc))))
+        tk (scenario-toolkit sc state)
         c (make-client sc state)]
     (loop [steps (:steps sc) i 0 previous nil]
       (when-let [step (first steps)]
         (reset! (:calls state) {})
         (reset! (:requests state) [])
         (reset! (:wait-requests state) [])
+        (reset! (:error-calls state) [])
         (reset! (:replies state) (vec (:replies step)))
         (let [where (str (:name sc) " step " i)
               expect (:expect step)
@@ -179,9 +216,11 @@
                         {:result (if-let [r (:run step)]
                                    (client/run c (:prompt r) (cond-> {:toolkit tk}
                                                                (contains? r :history) (assoc :history (:history r))))
-                                   (client/run-with-answer c tk (:messages previous)
-                                                           (or (:pending previous) no-pending)
-                                                           (get-in step [:resume :answer])))}
+                                   ;; the previous step's transcript and Request, unless the step gives its own
+                                   (let [resume (:resume step)]
+                                     (client/run-with-answer c tk (get resume :history (:messages previous))
+                                                             (or (:pending resume) (:pending previous) no-pending)
+                                                             (:answer resume))))}
                         (catch clojure.lang.ExceptionInfo e {:error e}))]
           (testing where
             (is (= (:requests expect) @(:requests state)) (str where ": requests"))
@@ -194,6 +233,8 @@
               ;; One turn's suspensions are waited for concurrently: compared as a set.
               (is (= (frequencies (:wait_for_requests expect)) (frequencies @(:wait-requests state)))
                   (str where ": wait_for_requests")))
+            (when (:on_error sc)
+              (is (= (:on_error_calls expect) @(:error-calls state)) (str where ": on_error_calls")))
             (is (empty? @(:replies state)) (str where ": every scripted reply was requested")))
           (recur (rest steps) (inc i) (:result outcome)))))))
 

@@ -32,7 +32,7 @@ impl MockReply {
         MockReply { status: 200, headers: Vec::new(), body, delay: Duration::ZERO }
     }
 
-    /// Reads `{"status", "headers", "body"}` as the conformance files write it.
+    /// Reads `{"status", "headers", "body", "delay_ms"}` as the conformance files write it.
     pub fn from_spec(spec: &Value) -> MockReply {
         let headers = spec
             .get("headers")
@@ -43,7 +43,7 @@ impl MockReply {
             status: spec.get("status").and_then(Value::as_u64).unwrap_or(200) as u16,
             headers,
             body: spec.get("body").cloned().unwrap_or(Value::Null),
-            delay: Duration::ZERO,
+            delay: Duration::from_millis(spec.get("delay_ms").and_then(Value::as_u64).unwrap_or(0)),
         }
     }
 }
