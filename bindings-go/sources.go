@@ -50,10 +50,10 @@ type McpConfig map[string]ServerConfig
 // SkillDef is a skill supplied as data rather than found on disk (Options.Skills).
 type SkillDef struct {
 	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Content     string   `json:"content"`             // the instructions
-	Resources   []string `json:"resources,omitempty"` // logical resource names; nil: instruction-only
-	Base        string   `json:"base,omitempty"`      // logical base; empty: the engine's skill://<name>/
+	Description string   `json:"description,omitempty"` // empty: not in the catalog, as the Go port
+	Content     string   `json:"content"`               // the instructions
+	Resources   []string `json:"resources,omitempty"`   // logical resource names; nil: instruction-only
+	Base        string   `json:"base,omitempty"`        // logical base; empty: the engine's skill://<name>/
 }
 
 // BuiltinsConfig is the object form of Options.Builtins: Enabled and Disabled switch the whole

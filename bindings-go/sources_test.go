@@ -208,6 +208,13 @@ func TestSkills(t *testing.T) {
 	if none := create(t, tn.Options{Builtins: false}); none.SkillsPrompt() != "" {
 		t.Error("no skill source: an empty prompt")
 	}
+	// A data skill without a description is not in the catalog (the Go port's rule; the
+	// zero value is "not given").
+	quiet := create(t, tn.Options{Builtins: false, Skills: []tn.SkillDef{
+		{Name: "loud", Description: "Says so.", Content: "x"}, {Name: "quiet", Content: "y"}}})
+	if p := quiet.SkillsPrompt(); strings.Contains(p, "quiet") || !strings.Contains(p, "loud") {
+		t.Errorf("catalog: %s", p)
+	}
 }
 
 // A server that cannot start is isolated: the rest of the toolkit is built.
