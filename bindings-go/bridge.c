@@ -45,6 +45,11 @@ static void body_transform_tr(void *ud, const char *body_json, uint64_t token) {
   goBodyTransform(run_of(token), (char *)body_json, token);
 }
 
+static void generate_tr(void *ud, const char *request_json, uint64_t token) {
+  (void)ud;
+  goGenerate(run_of(token), (char *)request_json, token);
+}
+
 /* Metric events go to the client's own handle (its OnMetric), not to a run. */
 static void on_metric_tr(void *ud, const char *event_json) { goOnMetric((uintptr_t)ud, (char *)event_json); }
 
@@ -69,8 +74,7 @@ int32_t tn_go_toolkit_create(const char *spec_json, uintptr_t tools, uint32_t wi
   return tn_toolkit_create_with(spec_json, &cb, cancel, out, error_out);
 }
 
-int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, uintptr_t on_metric,
-                         tn_client **out, char **error_out) {
+static tn_callbacks client_callbacks(uint32_t wired, uint32_t hook_mask, uintptr_t on_metric) {
   tn_callbacks cb = {0};
   if (on_metric) {
     cb.user_data = (void *)on_metric;
@@ -83,7 +87,19 @@ int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook
   cb.body_transform = (wired & TN_GO_BODY_TRANSFORM) ? body_transform_tr : NULL;
   cb.hook = hook_mask ? hook_tr : NULL;
   cb.hook_mask = hook_mask;
+  return cb;
+}
+
+int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, uintptr_t on_metric,
+                         tn_client **out, char **error_out) {
+  tn_callbacks cb = client_callbacks(wired, hook_mask, on_metric);
   return tn_client_new(options_json, &cb, out, error_out);
+}
+
+int32_t tn_go_client_new_in_process(const char *options_json, uint32_t wired, uint32_t hook_mask, uintptr_t on_metric,
+                                    tn_client **out, char **error_out) {
+  tn_callbacks cb = client_callbacks(wired, hook_mask, on_metric);
+  return tn_client_new_in_process(options_json, &cb, (wired & TN_GO_GENERATE) ? generate_tr : NULL, out, error_out);
 }
 
 int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,

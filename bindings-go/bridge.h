@@ -18,6 +18,8 @@
 #define TN_GO_TRANSPORT 2u
 #define TN_GO_ON_ERROR 4u
 #define TN_GO_BODY_TRANSFORM 16u
+/* The generate trampoline of tn_go_client_new_in_process. */
+#define TN_GO_GENERATE 32u
 /* Which toolkit callbacks tn_go_toolkit_create wires, beside the tool trampoline: TN_GO_WAIT_FOR
  * (MCP elicitation) and this one. */
 #define TN_GO_SKILL_PROVIDER 8u
@@ -38,6 +40,10 @@ int32_t tn_go_toolkit_create(const char *spec_json, uintptr_t tools, uint32_t wi
  * goRelease with the client; 0: no sink). */
 int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, uintptr_t on_metric,
                          tn_client **out, char **error_out);
+
+/* tn_client_new_in_process: as tn_go_client_new, the model being the generate trampoline. */
+int32_t tn_go_client_new_in_process(const char *options_json, uint32_t wired, uint32_t hook_mask, uintptr_t on_metric,
+                                    tn_client **out, char **error_out);
 
 /* tn_client_run_async with `scope` as the run's user_data; done hands the outcome to
  * goRunDone(scope, ...). */

@@ -106,6 +106,12 @@ func goBodyTransform(run C.uintptr_t, bodyJSON *C.char, token C.uint64_t) {
 	dispatch(run, token, func(sc *runScope) outcome { return sc.bodyTransformOutcome(body) })
 }
 
+//export goGenerate
+func goGenerate(run C.uintptr_t, requestJSON *C.char, token C.uint64_t) {
+	req := C.GoString(requestJSON)
+	dispatch(run, token, func(sc *runScope) outcome { return sc.generateOutcome(req) })
+}
+
 //export goRunDone
 func goRunDone(run C.uintptr_t, status C.int32_t, json *C.char) {
 	out := runOutcome{status: int(status), json: C.GoString(json)}

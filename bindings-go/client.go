@@ -80,6 +80,9 @@ type ClientOptions struct {
 	// thread driving the run: keep it quick. A panic in it is logged and the run goes on.
 	// Client.Metrics counts the events either way.
 	OnMetric func(MetricEvent)
+
+	// generate is the model of a client made by CreateInProcessClient.
+	generate func(InProcessRequest) (InProcessResponse, error)
 }
 
 // Client runs the loop against a model. It may run many times, concurrently: every run uses
@@ -107,6 +110,16 @@ type engineOptions struct {
 	RequestParams     map[string]any    `json:"request_params,omitempty"`
 }
 
+// inProcessEngineOptions is tn_client_new_in_process's options_json.
+type inProcessEngineOptions struct {
+	Model         string            `json:"model"`
+	Headers       map[string]string `json:"headers,omitempty"`
+	SystemPrompt  string            `json:"system_prompt,omitempty"`
+	MaxTurns      int               `json:"max_turns,omitempty"`
+	TimeoutMs     int               `json:"timeout_ms,omitempty"`
+	RequestParams map[string]any    `json:"request_params,omitempty"`
+}
+
 // unsupportedClientOption names the first option set that the C ABI cannot carry yet.
 func unsupportedClientOption(o ClientOptions) string {
 	switch {
@@ -125,10 +138,15 @@ func unsupportedClientOption(o ClientOptions) string {
 func CreateClient(opts ClientOptions) *Client {
 	c := &Client{opts: opts}
 	c.native, c.err = newEngineClient(opts)
+	c.keep()
+	return c
+}
+
+// keep frees the engine client once c is unreachable.
+func (c *Client) keep() {
 	if c.native != nil {
 		runtime.SetFinalizer(c, func(c *Client) { C.tn_client_free(c.native) })
 	}
-	return c
 }
 
 // NewClient is CreateClient that returns the options' error right away.
@@ -153,11 +171,19 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	if style == "" {
 		style = StyleOpenAI
 	}
-	raw, err := json.Marshal(engineOptions{
+	eo := engineOptions{
 		BaseURL: o.BaseURL, Style: style, Model: o.Model, APIKey: o.APIKey, Headers: o.Headers,
 		SystemPrompt: o.SystemPrompt, MaxTurns: o.MaxTurns, Retries: o.Retries, RetryBaseMs: o.RetryBaseMs,
 		RetryableStatuses: o.RetryableStatuses, TimeoutMs: o.TimeoutMs, RequestParams: o.RequestParams,
-	})
+	}
+	var raw []byte
+	var err error
+	if o.generate != nil {
+		// No wire: the engine sets it (and refuses it when given).
+		raw, err = json.Marshal(inProcessEngineOptions{eo.Model, eo.Headers, eo.SystemPrompt, eo.MaxTurns, eo.TimeoutMs, eo.RequestParams})
+	} else {
+		raw, err = json.Marshal(eo)
+	}
 	if err != nil {
 		return nil, bindingError(KindInvalidArgument, "cannot encode the client options: %v", err)
 	}
@@ -174,6 +200,9 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	if o.BodyTransform != nil {
 		wired |= C.TN_GO_BODY_TRANSFORM
 	}
+	if o.generate != nil {
+		wired |= C.TN_GO_GENERATE
+	}
 	options := cstring(string(raw))
 	defer freeC(options)
 	var sink C.uintptr_t
@@ -183,7 +212,13 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	}
 	var out *C.tn_client
 	var errJSON *C.char
-	if err := check(C.tn_go_client_new(options, wired, hookMask(o.Hooks), sink, &out, &errJSON), errJSON); err != nil {
+	status := C.int32_t(0)
+	if o.generate != nil {
+		status = C.tn_go_client_new_in_process(options, wired, hookMask(o.Hooks), sink, &out, &errJSON)
+	} else {
+		status = C.tn_go_client_new(options, wired, hookMask(o.Hooks), sink, &out, &errJSON)
+	}
+	if err := check(status, errJSON); err != nil {
 		return nil, err
 	}
 	var warnings *C.char

@@ -54,6 +54,28 @@ export type MetricEvent =
   | { event: 'tool'; tool: string; source: string; isError: boolean; ms: number; pending?: boolean }
   | { event: 'run'; model: string; turns: number; toolCalls: number; totalTokens: number; ms: number; error?: string }
 
+/** What an in-process model is handed: the assembled OpenAI request of this call. */
+export interface InProcessRequest {
+  messages: any[]
+  tools: any[] | null
+  model: string
+  /** The whole request body. */
+  body: Record<string, any>
+}
+
+/** What an in-process model answers: one assistant message. */
+export interface InProcessResponse {
+  content?: string
+  toolCalls?: { id?: string; name: string; arguments?: unknown }[]
+  usage?: { promptTokens?: number; completionTokens?: number; totalTokens?: number }
+}
+
+/** `createInProcessClient` options: `createClient`'s without the wire (`baseUrl`, `apiKey`,
+ * `style`, `fetch`), plus the model. */
+export type InProcessOptions = Omit<ClientOptions, 'baseUrl' | 'apiKey' | 'style' | 'fetch'> & {
+  generate: (request: InProcessRequest) => InProcessResponse | Promise<InProcessResponse>
+}
+
 /** One tool call a translated turn carries, in the OpenAI shape. */
 export interface TranslatedToolCall {
   /** The id the caller echoes on its `tool` result message. */

@@ -54,6 +54,28 @@ export type MetricEvent =
   | { event: 'tool'; tool: string; source: string; isError: boolean; ms: number; pending?: boolean }
   | { event: 'run'; model: string; turns: number; toolCalls: number; totalTokens: number; ms: number; error?: string }
 
+/** What an in-process model is handed: the assembled OpenAI request of this call. */
+export interface InProcessRequest {
+  messages: any[]
+  tools: any[] | null
+  model: string
+  /** The whole request body. */
+  body: Record<string, any>
+}
+
+/** What an in-process model answers: one assistant message. */
+export interface InProcessResponse {
+  content?: string
+  toolCalls?: { id?: string; name: string; arguments?: unknown }[]
+  usage?: { promptTokens?: number; completionTokens?: number; totalTokens?: number }
+}
+
+/** `createInProcessClient` options: `createClient`'s without the wire (`baseUrl`, `apiKey`,
+ * `style`, `fetch`), plus the model. */
+export type InProcessOptions = Omit<ClientOptions, 'baseUrl' | 'apiKey' | 'style' | 'fetch'> & {
+  generate: (request: InProcessRequest) => InProcessResponse | Promise<InProcessResponse>
+}
+
 /** One tool call a translated turn carries, in the OpenAI shape. */
 export interface TranslatedToolCall {
   /** The id the caller echoes on its `tool` result message. */
@@ -410,6 +432,15 @@ export declare function createBuiltinTools(cfg?: BuiltinsConfig): Tool[]
 
 /** Builds a client. Bad options throw an `InvalidArgumentError`. */
 export declare function createClient(options: ClientOptions): Client
+
+/**
+ * A client whose model is `generate`, a function of this process (SPEC §8): no URL, no key,
+ * no socket. `generate(request)` gets `{messages, tools, model, body}` and returns one
+ * assistant message (`{content}` or `{toolCalls: [{id?, name, arguments}]}`, `usage`
+ * optional), or a Promise of it. What it throws ends the run at once (`retries` defaults to
+ * 0). Every `createClient` option but `baseUrl`, `apiKey`, `style` and `fetch` (refused).
+ */
+export declare function createInProcessClient(options: InProcessOptions): Client
 
 /**
  * Builds a toolkit from its sources (async, as in the JS port): MCP servers' tools, the

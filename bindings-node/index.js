@@ -14,6 +14,7 @@ native.Toolkit.prototype.register = function register(...tools) {
 
 module.exports = {
   createClient: native.createClient,
+  createInProcessClient: native.createInProcessClient,
   createToolkit: native.createToolkit,
   defineTool: native.defineTool,
   relayTool: native.relayTool,

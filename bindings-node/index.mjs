@@ -5,6 +5,7 @@ const tn = createRequire(import.meta.url)('./index.js')
 
 export const {
   createClient,
+  createInProcessClient,
   createToolkit,
   defineTool,
   relayTool,

@@ -191,6 +191,14 @@ typedef void (*tn_done_fn)(void *user_data,
                            int32_t status,
                            const char *json);
 
+// An in-process model (`tn_client_new_in_process`): `request_json` is `{"messages", "tools"
+// (or null), "model", "body"}`; complete with one assistant message: `{"content"}`, or
+// `{"tool_calls": [{"id"?, "name", "arguments"}]}` (`arguments` an object or a JSON string),
+// with an optional `"usage"`. An error status ends the run at once: nothing is retried.
+typedef void (*tn_generate_fn)(void *user_data,
+                               const char *request_json,
+                               uint64_t token);
+
 // Runs a tool: `call_json` is `{"name", "args", "call_id", "host_ref"?, "answer"?,
 // "timeout_ms"?}` (`host_ref` when the tool was declared with one).
 // Complete with a ToolResult JSON `{"output", "is_error", "metadata"?}`, or with an error
@@ -375,6 +383,20 @@ int32_t tn_cancel_fire(const struct tn_cancel *cancel,
 // # Safety
 // `cancel` is NULL or a pointer this library returned.
 void tn_cancel_free(struct tn_cancel *cancel);
+
+// Makes a client whose model is `generate` (its `user_data` is `callbacks->user_data`): no
+// URL, no key, no network. `options_json` is `tn_client_new`'s without `base_url`, `api_key`
+// and `style` (each refused, as is a `transport` callback): `{"model", ...}`; `retries`
+// defaults to 0, since a model that failed will fail again. Every other callback works as
+// for `tn_client_new`. Added in ABI version 3.
+//
+// # Safety
+// Pointers as documented; `out` must be writable.
+int32_t tn_client_new_in_process(const char *options_json,
+                                 const struct tn_callbacks *callbacks,
+                                 tn_generate_fn generate,
+                                 struct tn_client **out,
+                                 char **error_out);
 
 // Lists the skills of `options_json` (upstream's `list_skills` options: `dirs`, `skills`)
 // without exposing any, to author a filter from: writes `{"skills": [SkillInfo], "skipped":

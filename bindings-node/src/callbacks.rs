@@ -75,6 +75,18 @@ impl BodyTransform for JsBodyTransform {
     }
 }
 
+// ---- generate ---------------------------------------------------------------------------
+
+/// `createInProcessClient`'s `generate(request)`: one assistant message (or a Promise of one).
+pub struct JsGenerate(pub Arc<Callback<Json, Json>>);
+
+impl engine::InProcessModel for JsGenerate {
+    fn generate(&self, request: Value) -> HookFuture<Value> {
+        let f = self.0.clone();
+        Box::pin(async move { Ok(call(&f, Json(request)).await?.0) })
+    }
+}
+
 // ---- hooks --------------------------------------------------------------------------------
 
 /// A hook: takes its event, answers an override object or nothing.

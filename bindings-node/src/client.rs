@@ -34,6 +34,20 @@ pub fn create_client(env: &Env, options: Unknown) -> napi::Result<Client> {
     Ok(Client { inner: Arc::new(inner) })
 }
 
+/// A client whose model is `generate`, a function of this process (SPEC §8): no URL, no key,
+/// no socket. `generate(request)` gets `{messages, tools, model, body}` and returns one
+/// assistant message (`{content}` or `{toolCalls: [{id?, name, arguments}]}`, `usage`
+/// optional), or a Promise of it. What it throws ends the run at once (`retries` defaults to
+/// 0). Every `createClient` option but `baseUrl`, `apiKey`, `style` and `fetch` (refused).
+#[napi(ts_args_type = "options: InProcessOptions", ts_return_type = "Client")]
+pub fn create_in_process_client(env: &Env, options: Unknown) -> napi::Result<Client> {
+    let options: Object = object_arg(env, options, "createInProcessClient", "options")?;
+    let parsed = crate::options::in_process_options(env, &options)?.map_err(|e| throw(env, e))?;
+    crate::warning::emit(env, &parsed.warnings)?;
+    let inner = engine::Client::new(parsed.value).map_err(|e| throw(env, e))?;
+    Ok(Client { inner: Arc::new(inner) })
+}
+
 /// `run` options.
 #[napi(object, object_to_js = false)]
 pub struct RunOptions<'a> {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::args::{arg, check_function};
 use crate::call::{callback, MaybePromise};
-use crate::callbacks::{ErrorInfoEvent, JsBodyTransform, JsHooks, JsOnError, JsWaitFor};
+use crate::callbacks::{ErrorInfoEvent, JsBodyTransform, JsGenerate, JsHooks, JsOnError, JsWaitFor};
 use crate::convert::{Json, Request};
 use crate::fetch::{FetchCall, FetchReply, JsFetch};
 use crate::metrics::JsOnMetric;
@@ -149,7 +149,44 @@ pub fn engine_options(
     o: &Object<'_>,
 ) -> napi::Result<engine::Result<engine::Parsed<engine::ClientOptions>>> {
     let plain = plain_json(env, o, "createClient", "options", &HOST_FUNCTIONS, &HOST_OBJECTS)?;
-    let mut parsed = match engine::ClientOptions::from_json(&Value::Object(plain)) {
+    host_options(env, o, "createClient", engine::ClientOptions::from_json(&Value::Object(plain)))
+}
+
+/// The engine options for `createInProcessClient`'s options `o`: the engine refuses the wire
+/// ones (`fetch` among them, handed over as given) and `generate` becomes the model.
+pub fn in_process_options(
+    env: &Env,
+    o: &Object<'_>,
+) -> napi::Result<engine::Result<engine::Parsed<engine::ClientOptions>>> {
+    const F: &str = "createInProcessClient";
+    let skip = ["hooks", "waitFor", "onError", "bodyTransform", "onMetric", "generate"];
+    let plain = plain_json(env, o, F, "options", &skip, &["store", "fetch"])?;
+    let f: Unknown = o.get_named_property("generate")?;
+    if f.get_type()? != ValueType::Function {
+        // The JS port's words for it.
+        return Err(crate::error::throw(
+            env,
+            crate::error::invalid("toolnexus: createInProcessClient requires a `generate` function"),
+        ));
+    }
+    let mut parsed =
+        match host_options(env, o, F, engine::ClientOptions::in_process_from_json(&Value::Object(plain), F))? {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(e)),
+        };
+    let generate: Function<Json, MaybePromise<Json>> = o.get_named_property("generate")?;
+    parsed.value.transport = Some(Arc::new(engine::InProcessTransport(Arc::new(JsGenerate(callback(generate)?)))));
+    Ok(Ok(parsed))
+}
+
+/// `parsed` with the host functions of `o` attached (checked to be functions first).
+fn host_options(
+    env: &Env,
+    o: &Object<'_>,
+    func: &str,
+    parsed: engine::Result<engine::Parsed<engine::ClientOptions>>,
+) -> napi::Result<engine::Result<engine::Parsed<engine::ClientOptions>>> {
+    let mut parsed = match parsed {
         Ok(p) => p,
         Err(e) => return Ok(Err(e)),
     };
@@ -157,7 +194,7 @@ pub fn engine_options(
     for name in ["waitFor", "onError", "bodyTransform", "fetch", "onMetric"] {
         let f: Unknown = o.get_named_property(name)?;
         if !matches!(f.get_type()?, ValueType::Undefined | ValueType::Null) {
-            check_function(env, f.raw(), "createClient", &format!("options.{name}"))?;
+            check_function(env, f.raw(), func, &format!("options.{name}"))?;
         }
     }
     if let Some(h) = o.get_named_property::<Option<Object>>("hooks")? {

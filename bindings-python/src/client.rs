@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::bridge::{LoopWaker, RunTask};
 use crate::convert::from_py;
 use crate::error;
-use crate::host::{LastTransportError, PyBodyTransform, PyHooks, PyOnError, PyTransport, PyWaitFor};
+use crate::host::{LastTransportError, PyBodyTransform, PyGenerate, PyHooks, PyOnError, PyTransport, PyWaitFor};
 use crate::metrics::PyOnMetric;
 use crate::toolkit::PyToolkit;
 
@@ -40,8 +40,16 @@ pub struct PyClient {
 
 /// The engine's reading of the plain options, and the warnings it raised (as
 /// `(code, message)` pairs, for the package to hand to `warnings`).
-fn options(py: Python<'_>, o: &Bound<'_, PyDict>) -> PyResult<(ClientOptions, Vec<(String, String)>)> {
-    let parsed = error::map(py, ClientOptions::from_json(&from_py(o.as_any())?))?;
+fn options(
+    py: Python<'_>,
+    o: &Bound<'_, PyDict>,
+    in_process: bool,
+) -> PyResult<(ClientOptions, Vec<(String, String)>)> {
+    let json = from_py(o.as_any())?;
+    let parsed = match in_process {
+        true => error::map(py, ClientOptions::in_process_from_json(&json, "create_in_process_client"))?,
+        false => error::map(py, ClientOptions::from_json(&json))?,
+    };
     let warnings = parsed.warnings.into_iter().map(|w| (w.code.to_string(), w.message)).collect();
     Ok((parsed.value, warnings))
 }
@@ -49,7 +57,7 @@ fn options(py: Python<'_>, o: &Bound<'_, PyDict>) -> PyResult<(ClientOptions, Ve
 #[pymethods]
 impl PyClient {
     #[new]
-    #[pyo3(signature = (options, wait_for, hooks, on_error, body_transform, transport, on_metric))]
+    #[pyo3(signature = (options, wait_for, hooks, on_error, body_transform, transport, on_metric, generate=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -60,8 +68,9 @@ impl PyClient {
         body_transform: Option<Py<PyAny>>,
         transport: Option<Py<PyAny>>,
         on_metric: Option<Py<PyAny>>,
+        generate: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let (mut opts, warnings) = self::options(py, &options)?;
+        let (mut opts, warnings) = self::options(py, &options, generate.is_some())?;
         let last_transport_error = LastTransportError::default();
         let last_error = on_error.is_some().then(|| last_transport_error.clone());
         opts.wait_for = wait_for.map(|func| Arc::new(PyWaitFor { func }) as _);
@@ -71,6 +80,9 @@ impl PyClient {
         let header_names = PyTransport::header_names(opts.headers.iter().map(|(k, _)| k.as_str()));
         let kept = last_error.clone();
         opts.transport = transport.map(|transport| Arc::new(PyTransport { transport, header_names, last_error }) as _);
+        if let Some(func) = generate {
+            opts.transport = Some(Arc::new(engine::InProcessTransport(Arc::new(PyGenerate { func }))));
+        }
         if let Some(table) = hooks.map(|h| hook_table(&h)).transpose()?.filter(|t| !t.is_empty()) {
             opts.hooks = Some(Arc::new(engine::JsonHooksAdapter(PyHooks(table))));
         }

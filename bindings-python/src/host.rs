@@ -217,6 +217,18 @@ impl BodyTransform for PyBodyTransform {
     }
 }
 
+/// `create_in_process_client`'s `generate(request) -> answer`.
+pub struct PyGenerate {
+    pub func: Py<PyAny>,
+}
+
+impl engine::InProcessModel for PyGenerate {
+    fn generate(&self, request: Value) -> HookFuture<Value> {
+        let func = Python::attach(|py| self.func.clone_ref(py));
+        Box::pin(bridge_call("generate", move |py| PyTuple::new(py, [func.into_bound(py), to_py(py, &request)?])))
+    }
+}
+
 /// An `HttpTransport` host object (`post(url, headers, payload, timeout) -> dict`).
 pub struct PyTransport {
     pub transport: Py<PyAny>,

@@ -23,6 +23,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENGINE_VERSION", engine::VERSION)?;
+    m.add("IN_PROCESS_BASE_URL", engine::IN_PROCESS_BASE_URL)?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<metrics::PyMetricsRegistry>()?;
     m.add_class::<bridge::RunTask>()?;

@@ -103,26 +103,43 @@ pub unsafe extern "C" fn tn_client_new(
     error_out: *mut *mut c_char,
 ) -> i32 {
     call(error_out, || {
-        // SAFETY: NULL or a readable tn_callbacks (documented).
-        let cb = unsafe { callbacks.as_ref() };
-        // Made first, so that any failure below still runs the host's finalizer, once.
-        let data = cb.map(|cb| HostData::new(cb.user_data, cb.free_user_data));
-        if out.is_null() {
-            return Err(Error::invalid("out is NULL"));
-        }
-        let parsed = ClientOptions::from_json(&in_json(options_json, "options_json")?)?;
-        let warnings = crate::status::warnings_json(&parsed.warnings);
-        let mut opts = parsed.value;
-        if let (Some(cb), Some(data)) = (cb, &data) {
-            attach(&mut opts, cb, data);
-        }
-        let client = Client::new(opts)?;
-        let handle = ClientHandle { client, warnings, _data: data };
-        let handle = handles::register(Object::Client(Arc::new(handle)))?;
-        // SAFETY: checked non-NULL above.
-        unsafe { *out = handle };
-        Ok(())
+        // SAFETY: as documented (NULL or a readable struct; `out` checked).
+        unsafe { make_client(options_json, callbacks, out, ClientOptions::from_json, |_, _, _| Ok(())) }
     })
+}
+
+/// Makes a client: `read` reads the options, then the callbacks are attached and `finish`
+/// completes the options (with the callbacks and the host data, when given).
+///
+/// # Safety
+/// `callbacks` is NULL or readable; `out` is NULL or writable.
+pub(crate) unsafe fn make_client(
+    options_json: *const c_char,
+    callbacks: *const tn_callbacks,
+    out: *mut *mut tn_client,
+    read: impl FnOnce(&Value) -> Result<engine::Parsed<ClientOptions>>,
+    finish: impl FnOnce(&mut ClientOptions, Option<&tn_callbacks>, Option<&Arc<HostData>>) -> Result<()>,
+) -> Result<()> {
+    // SAFETY: NULL or a readable tn_callbacks (documented).
+    let cb = unsafe { callbacks.as_ref() };
+    // Made first, so that any failure below still runs the host's finalizer, once.
+    let data = cb.map(|cb| HostData::new(cb.user_data, cb.free_user_data));
+    if out.is_null() {
+        return Err(Error::invalid("out is NULL"));
+    }
+    let parsed = read(&in_json(options_json, "options_json")?)?;
+    let warnings = crate::status::warnings_json(&parsed.warnings);
+    let mut opts = parsed.value;
+    if let (Some(cb), Some(data)) = (cb, &data) {
+        attach(&mut opts, cb, data);
+    }
+    finish(&mut opts, cb, data.as_ref())?;
+    let client = Client::new(opts)?;
+    let handle = ClientHandle { client, warnings, _data: data };
+    let handle = handles::register(Object::Client(Arc::new(handle)))?;
+    // SAFETY: checked non-NULL above.
+    unsafe { *out = handle };
+    Ok(())
 }
 
 /// Writes to `*warnings_out` what making `client` warned about, as a JSON array of

@@ -50,6 +50,12 @@ pub type tn_on_metric_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, e
 pub type tn_skill_provider_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, request_json: *const c_char, token: u64)>;
 
+/// An in-process model (`tn_client_new_in_process`): `request_json` is `{"messages", "tools"
+/// (or null), "model", "body"}`; complete with one assistant message: `{"content"}`, or
+/// `{"tool_calls": [{"id"?, "name", "arguments"}]}` (`arguments` an object or a JSON string),
+/// with an optional `"usage"`. An error status ends the run at once: nothing is retried.
+pub type tn_generate_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, request_json: *const c_char, token: u64)>;
+
 /// Sends one model request: `request_json` is `{"url", "headers": {name: value}, "body",
 /// "timeout_ms"}` (`body` is the JSON text). Complete with `{"status", "headers", "body"}` for
 /// any HTTP answer; with `TN_ERR_NETWORK` and a message when no answer came (the engine
@@ -262,6 +268,18 @@ impl engine::metrics::OnMetric for COnMetric {
         let arg = c_arg(event.to_json().to_string());
         // SAFETY: a host callback with its own user_data; `arg` outlives the call.
         unsafe { (self.f)(self.data.user_data, arg.as_ptr()) }
+    }
+}
+
+pub(crate) struct CGenerate {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char, u64),
+}
+
+impl engine::InProcessModel for CGenerate {
+    fn generate(&self, request: Value) -> HookFuture<Value> {
+        let (data, f) = (self.data.clone(), self.f);
+        Box::pin(async move { payload_json(ask(&data, f, request.to_string()).await, "generate") })
     }
 }
 

@@ -9,6 +9,7 @@ mod done;
 mod guard;
 mod handles;
 mod host;
+mod in_process;
 mod runtime;
 mod source_parts;
 mod sources;
@@ -30,6 +31,7 @@ pub use host::{
     tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_skill_provider_fn, tn_tool_fn, tn_transport_fn,
     tn_wait_for_fn, TN_HOOK_AFTER_LLM, TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
 };
+pub use in_process::tn_client_new_in_process;
 pub use source_parts::{
     tn_elicit_result, tn_elicitation_request, tn_expand_env_headers, tn_mcp_config_servers, tn_mcp_exposed_tools,
     tn_mcp_list_tools, tn_skill_texts, tn_skills_list, tn_toolkit_skills,

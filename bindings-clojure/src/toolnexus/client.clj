@@ -129,6 +129,8 @@
       (println (str "WARNING: toolnexus: " (:message w)))))
   (ffi/keep-alive handle))
 
+(declare new-client)
+
 (defn create-client
   "A client for one provider endpoint. Options:
 
@@ -191,22 +193,49 @@
   also concurrently."
   [opts]
   (check-options opts)
-  (let [opts (update opts :style #(or % "openai"))
-        engine-opts (try (json/write-str (convert/client-options opts))
+  (when (contains? opts :generate)
+    (throw (ex-info "toolnexus: create-client does not take :generate; use create-in-process-client"
+                    {:kind :invalid_argument :code (ffi/status :invalid_argument) :options [:generate]})))
+  (new-client (update opts :style #(or % "openai")) "tn_client_new" []))
+
+(defn- new-client
+  "Makes the engine client for `opts` with `export` (`extra` are its arguments after the
+  callbacks) and returns the options map holding it."
+  [opts export extra]
+  (let [engine-opts (try (json/write-str (convert/client-options opts))
                          (catch Exception e
                            (throw (ex-info (str "toolnexus: the client options are not JSON data: " (ex-message e))
                                            {:kind :invalid_argument :code (ffi/status :invalid_argument)}))))
-        entry (select-keys opts [:wait-for :http-client :hooks :on-error :on-metric])
+        entry (select-keys opts [:wait-for :http-client :hooks :on-error :on-metric :generate])
         user-data (host/register! entry)
         callbacks (host/callbacks-struct user-data entry)
         p (try
-            (ffi/call-handle "tn_client_new" (ffi/c-string engine-opts) callbacks)
+            (apply ffi/call-handle export (ffi/c-string engine-opts) callbacks extra)
             (catch Exception e
               (host/unregister! user-data)
               (throw e)))
         handle (ffi/handle "tn_client_free" p)]
     (show-warnings! handle)
     (assoc opts ::native handle)))
+
+(defn create-in-process-client
+  "A client whose model runs in this process: no URL, no key, no socket. `:generate` is
+  `(fn [request] answer)`: `request` is `{:messages :tools :model :body}` (the assembled
+  OpenAI request), the answer one assistant message: `{:content \"...\"}` ends the turn,
+  `{:tool-calls [{:name :arguments :id?}]}` asks for tools (`:arguments` data or a JSON
+  string), `:usage` `{:prompt-tokens :completion-tokens}` optional. The other options are
+  `create-client`'s but `:base-url`, `:api-key`, `:style` and `:http-client`, which throw:
+  there is no wire. What `:generate` throws ends the run at once (`:retries` defaults to 0)."
+  [opts]
+  (when-not (fn? (:generate opts))
+    (throw (ex-info "toolnexus: create-in-process-client requires a `:generate` function"
+                    {:kind :invalid_argument :code (ffi/status :invalid_argument)})))
+  (check-options (dissoc opts :generate))
+  ;; The engine refuses the wire options; a host transport reaches it as "given".
+  (let [engine (cond-> (dissoc opts :generate :http-client)
+                 (contains? opts :http-client) (assoc "http_client" true))]
+    (new-client (assoc engine :generate (:generate opts)) "tn_client_new_in_process"
+                [(host/generate-pointer)])))
 
 (declare native-client)
 

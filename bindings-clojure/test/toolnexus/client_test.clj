@@ -447,3 +447,38 @@
       (is (= ["llm" "run"] (mapv :event @events)))
       (is (and (:error (peek @events)) (not (.contains ^String (:error (peek @events)) "test-key"))))
       (is (.contains (client/metrics c) "toolnexus_run_errors_total{model=\"mock-model\"} 1\n")))))
+
+;; ---------------------------------------------------------------------------------------------
+;; in-process models
+
+(deftest an-in-process-model-runs-the-loop
+  (let [seen (atom [])
+        tk (tool/toolkit [(deploy-tool (atom []))])
+        c (client/create-in-process-client
+           {:model "local" :system-prompt "Terse."
+            :generate (fn [req]
+                        (swap! seen conj req)
+                        (if (= 1 (count @seen))
+                          {:tool-calls [{:name "deploy" :arguments {:env "prod"}}] :usage {:prompt-tokens 2 :completion-tokens 1}}
+                          {:content "shipped"}))})
+        halted (client/run c "ship it" {:toolkit tk})]
+    (is (= "pending" (:status halted)))
+    (is (= 3 (get-in halted [:usage :total-tokens])))
+    (let [done (client/run-with-answer c tk (:messages halted) (:pending halted)
+                                       (client/answer-output (:id (:pending halted)) "yes"))]
+      (is (= "shipped" (:text done))))
+    (is (= ["local" {:role "system" :content "Terse."} "deploy"]
+           [(:model (first @seen)) (first (:messages (first @seen))) (get-in (first @seen) [:tools 0 :function :name])])))
+  (let [calls (atom 0)
+        c (client/create-in-process-client {:model "m" :retries 3
+                                            :generate (fn [_] (swap! calls inc) (throw (RuntimeException. "my model blew up")))})
+        e (is (thrown? clojure.lang.ExceptionInfo (client/run c "hi")))]
+    (is (= "my model blew up" (ex-message (ex-cause e))))
+    (is (= 1 @calls)))
+  (doseq [[k v] [[:base-url "http://x"] [:api-key "k"] [:http-client (fn [_ _ _] nil)]]]
+    (let [e (is (thrown? clojure.lang.ExceptionInfo
+                         (client/create-in-process-client {:model "m" :generate (fn [_] {}) k v})))]
+      (is (= :invalid_argument (:kind (ex-data e))))
+      (is (re-find #"no wire to configure" (ex-message e)) (str k))))
+  (is (thrown? clojure.lang.ExceptionInfo (client/create-in-process-client {:model "m"})))
+  (is (thrown? clojure.lang.ExceptionInfo (client/create-client {:base-url "http://x" :model "m" :generate identity}))))

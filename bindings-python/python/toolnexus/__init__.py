@@ -24,6 +24,7 @@ from .client import (
     UrllibTransport,
     WaitFor,
     create_client,
+    create_in_process_client,
 )
 from .errors import (
     AnswerMismatchError,
@@ -112,6 +113,6 @@ __all__ = [
     "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
     "RunTimeout", "Tool", "ToolContext", "ToolResult", "ToolSource", "Toolkit", "ToolnexusError",
     "ToolnexusWarning", "TranslateResult", "TranslatedToolCall", "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
-    "create_toolkit", "define_tool", "is_relay_request", "pending", "pending_of", "relay_answer",
+    "create_in_process_client", "create_toolkit", "define_tool", "is_relay_request", "pending", "pending_of", "relay_answer",
     "relay_calls_of", "relay_tool", "sanitize", "to_anthropic", "to_gemini", "to_openai", "tool",
 ]

@@ -143,6 +143,14 @@ async def body_transform(func: Callable[..., Any], body: dict) -> Optional[dict]
     return await _maybe_await(func(body))
 
 
+async def generate(func: Callable[..., Any], request: dict) -> Any:
+    """An in-process model's answer. A synchronous ``generate`` runs on a worker thread (it may
+    compute for a while), as the published package runs it; an async one on the loop."""
+    if inspect.iscoroutinefunction(func):
+        return await func(request)
+    return await _maybe_await(await asyncio.to_thread(func, request))
+
+
 async def transport_post(transport: Any, url: str, headers: dict, payload: dict, timeout: float) -> Any:
     """The host transport's answer; what it raises propagates unchanged (the engine decides from
     its type whether it is a provider status, a network error, or the host's own failure)."""

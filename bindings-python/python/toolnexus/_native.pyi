@@ -3,7 +3,7 @@ from typing import Any, Optional, Sequence, final
 
 
 __all__ = [
-    "Client", "MetricsRegistry", "ENGINE_VERSION", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
+    "Client", "MetricsRegistry", "ENGINE_VERSION", "IN_PROCESS_BASE_URL", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
     "answer_output", "auth_required", "capped_error_body", "empty_schema", "relay_calls_of",
     "relay_execute", "RELAY_KIND", "http_error_message", "http_post", "normalize_answer",
     "parse_retry_after", "pending", "relay_answer_dict", "safe_error_body", "sanitize",
@@ -17,6 +17,7 @@ __all__ = [
 ]
 
 ENGINE_VERSION: str
+IN_PROCESS_BASE_URL: str
 
 @final
 class LoopWaker:
@@ -61,6 +62,7 @@ class Client:
         body_transform: Optional[Any],
         transport: Optional[Any],
         on_metric: Optional[Any],
+        generate: Optional[Any] = None,
     ) -> Client: ...
     def metrics(self) -> str: ...
     def with_transport(self, transport: Any) -> Client: ...

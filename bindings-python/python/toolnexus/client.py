@@ -211,8 +211,8 @@ class Client:
     def __init__(
         self,
         *,
-        base_url: str,
-        style: ClientStyle,
+        base_url: Optional[str] = None,
+        style: Optional[ClientStyle] = None,
         model: str,
         api_key: Optional[str] = None,
         headers: Optional[dict[str, str]] = None,
@@ -233,9 +233,11 @@ class Client:
         on_unsupported_part: Optional[Literal["error", "text"]] = None,
         max_part_bytes: Optional[int] = None,
         max_retry_after_ms: Optional[float] = None,
+        _generate: Optional[Callable[[dict[str, Any]], Any]] = None,
     ) -> None:
-        self.base_url = base_url
-        self.style = style
+        # ``_generate``: the model of a client made by :func:`create_in_process_client`.
+        self.base_url = base_url if _generate is None else _native.IN_PROCESS_BASE_URL
+        self.style = style if _generate is None else "openai"
         self.model = model
         self.api_key = api_key
         self.headers = headers or {}
@@ -268,7 +270,12 @@ class Client:
         }
         options = {k: v for k, v in given.items() if v is not None}
         transport = None if type(self._transport) is UrllibTransport else self._transport
-        self._native = _native.Client(options, wait_for, hooks, on_error, body_transform, transport, on_metric)
+        if _generate is not None and http_transport is not None:
+            options["http_transport"] = True  # for the engine to refuse: there is no wire
+            transport = None
+        self._native = _native.Client(
+            options, wait_for, hooks, on_error, body_transform, transport, on_metric, _generate
+        )
         _warn(self._native.warnings)
         # The engine's transport is used as long as ``_post`` is the package's own; a client
         # made for a replaced ``_post`` is built on first need (it counts into the same metrics).
@@ -377,6 +384,20 @@ class Client:
         with ``ctx.answer``; relay calls take their results from the answer; no new user turn."""
         req = request_to_wire(pending) if isinstance(pending, Request) else pending
         return await self._start(toolkit, cancel, None, history, req, answer_to_wire(answer))
+
+
+def create_in_process_client(*, model: str, generate: Callable[[dict[str, Any]], Any], **options: Any) -> Client:
+    """A client whose model runs in this process: no URL, no key, no socket. ``generate(request)``
+    sees ``{"messages", "tools", "model", "body"}`` (the assembled OpenAI request) and returns one
+    assistant message: ``{"content": ...}`` ends the turn, ``{"tool_calls": [{"name",
+    "arguments"}]}`` asks for tools (``arguments`` a dict or a JSON string; ``id`` optional),
+    ``usage`` is optional. It may be sync (run on a worker thread) or async. The loop, hooks,
+    metrics and suspensions work as with any client; what ``generate`` raises ends the run at
+    once (``retries`` defaults to 0). ``options`` are :func:`create_client`'s without
+    ``base_url``, ``api_key``, ``style`` and ``http_transport`` (each refused: there is no wire)."""
+    if not callable(generate):
+        raise TypeError("toolnexus: create_in_process_client requires a callable `generate`")
+    return Client(model=model, _generate=generate, **options)
 
 
 def create_client(

@@ -23,8 +23,10 @@ class ToolnexusError(Exception):
     code: int = 10
 
 
-class InvalidArgumentError(ToolnexusError, ValueError):
-    """A value the engine cannot use: a bad option, a malformed Answer, a bad transcript."""
+class InvalidArgumentError(ToolnexusError, ValueError, TypeError):
+    """A value the engine cannot use: a bad option, a malformed Answer, a bad transcript. It is
+    both a ``ValueError`` and a ``TypeError``: the engine's one kind covers what Python splits
+    in two (a wrong value, a wrong type or argument), so either ``except`` catches it."""
 
     kind, code = "invalid_argument", 1
 

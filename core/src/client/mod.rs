@@ -7,6 +7,7 @@
 //! (`incomplete`).
 
 mod call;
+mod in_process;
 pub use call::retry_after_seconds;
 mod options;
 mod options_json;
@@ -21,6 +22,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use in_process::{
+    envelope as in_process_envelope, in_process_refused, InProcessModel, InProcessTransport, IN_PROCESS_BASE_URL,
+    IN_PROCESS_REFUSED,
+};
 pub use options::{ClientOptions, Style, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES};
 pub use options_json::CLIENT_OPTION_KEYS;
 pub use translate::{TranslateRequest, TranslateResult, TRANSLATE_REQUEST_KEYS};

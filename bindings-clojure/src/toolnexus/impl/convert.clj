@@ -61,7 +61,7 @@
 
 (def host-option-keys
   "Client options that are host functions, served through callbacks."
-  #{:wait-for :http-client :hooks :on-error :on-metric})
+  #{:wait-for :http-client :hooks :on-error :on-metric :generate})
 
 (defn engine-option-name
   "The engine's name for a Clojure option key: kebab-case to snake_case (`:timeout-ms` ->

@@ -162,6 +162,20 @@
       [ffi/ok (if (nil? answer) "null" (json/write-str answer))])
     (catch Throwable e (ending-failure e))))
 
+(defn- engine-answer
+  "An in-process model's answer with the engine's key names: the port writes `:tool-calls`
+  and `:usage` `{:prompt-tokens ...}` in kebab-case."
+  [answer]
+  (let [snake (fn [m] (into {} (map (fn [[k v]] [(convert/engine-option-name k) v])) m))]
+    (cond-> (if (map? answer) (snake answer) answer)
+      (map? (:usage answer)) (assoc "usage" (snake (:usage answer))))))
+
+(defn- on-generate [entry ^String request-json]
+  (try
+    (let [answer ((:generate entry) (json/read-str request-json))]
+      [ffi/ok (json/write-str (engine-answer answer))])
+    (catch Throwable e (ending-failure e))))
+
 (defn- on-toolkit-wait-for
   "A toolkit's :wait-for, asked about an MCP server's elicitation. Its exception goes back to
   the server in the engine's words, so it completes as a plain error status."
@@ -297,6 +311,7 @@
 (defonce toolkit-wait-for-callback (host-callback on-toolkit-wait-for))
 (defonce skill-provider-callback (host-callback on-skill-provider))
 (defonce on-error-callback (host-callback on-error))
+(defonce generate-callback (host-callback on-generate))
 
 (defonce hook-callback
   (reify HookCallback
@@ -331,9 +346,14 @@
 (defonce ^:private thread-setup
   (let [init (CallbackThreadInitializer. true false "toolnexus-callback")]
     (doseq [cb [tool-callback wait-for-callback transport-callback on-error-callback hook-callback
-                toolkit-wait-for-callback skill-provider-callback on-metric-callback]]
+                toolkit-wait-for-callback skill-provider-callback on-metric-callback generate-callback]]
       (Native/setCallbackThreadInitializer cb init))
     true))
+
+(defn generate-pointer
+  "The generate trampoline, for `tn_client_new_in_process`."
+  ^Pointer []
+  (CallbackReference/getFunctionPointer generate-callback))
 
 (defn callbacks-struct
   "A `tn_callbacks` for a client entry, laid out as the header declares it: eight pointers and

@@ -1,0 +1,51 @@
+// In-process models (SPEC §8): the JS port's createInProcessClient, through a whole run with a
+// tool and a durable suspension; a throw ends the run once; wire options are refused.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+
+import { answerOutput, createInProcessClient, createToolkit, defineTool, pending } from '../index.mjs'
+
+const ask = defineTool({
+  name: 'ask',
+  description: 'Ask the user.',
+  inputSchema: { type: 'object', properties: {} },
+  run: async (_a, ctx) => (ctx.answer ? `told ${ctx.answer.data.output}` : pending({ id: 'q-1', kind: 'question', prompt: 'Which?' })),
+})
+
+describe('createInProcessClient', () => {
+  test('a run with a tool halts, and resumes from JSON', async () => {
+    const seen = []
+    const generate = async (req) => {
+      seen.push(req)
+      if (seen.length === 1) return { toolCalls: [{ name: 'ask', arguments: {} }], usage: { promptTokens: 2, completionTokens: 1 } }
+      return { content: `done: ${req.messages.at(-1).content}` }
+    }
+    const c = createInProcessClient({ model: 'local', generate, systemPrompt: 'Terse.' })
+    const tk = await createToolkit({ builtins: false, extraTools: [ask] })
+    const halted = await c.run('pick', { toolkit: tk })
+    assert.equal(halted.status, 'pending')
+    assert.equal(halted.usage.totalTokens, 3)
+    const saved = JSON.parse(JSON.stringify({ messages: halted.messages, pending: halted.pending }))
+    const done = await c.runWithAnswer(tk, saved.messages, saved.pending, answerOutput('q-1', 'red'))
+    assert.equal(done.text, 'done: told red')
+    assert.equal(seen[0].model, 'local')
+    assert.deepEqual(seen[0].messages[0], { role: 'system', content: 'Terse.' })
+    assert.equal(seen[0].tools[0].function.name, 'ask')
+    assert.equal(seen[0].body.model, 'local')
+  })
+
+  test('what generate throws ends the run, once', async () => {
+    let calls = 0
+    const c = createInProcessClient({ model: 'm', retries: 3, generate: () => { calls++; throw new Error('my model blew up') } })
+    await assert.rejects(c.run('hi'), /my model blew up/)
+    assert.equal(calls, 1)
+  })
+
+  test('the wire options are refused; generate must be a function', () => {
+    for (const [k, v] of [['baseUrl', 'http://x'], ['apiKey', 'k'], ['style', 'openai'], ['fetch', () => {}]]) {
+      assert.throws(() => createInProcessClient({ model: 'm', generate: () => ({}), [k]: v }),
+        (e) => e.code === 'invalid_argument' && e.message.includes(`does not take \`${k}\``) && /no wire/.test(e.message))
+    }
+    assert.throws(() => createInProcessClient({ model: 'm' }), (e) => e.code === 'invalid_argument' && /generate/.test(e.message))
+  })
+})
