@@ -232,6 +232,16 @@ typedef struct tn_toolkit_callbacks {
   tn_skill_provider_fn skill_provider;
 } tn_toolkit_callbacks;
 
+// Receives one step of a streamed run as JSON: `{"type": "text", "delta"}`, `{"type":
+// "tool_call", "id", "name", "args"}`, `{"type": "tool_result", "id", "name", "output",
+// "is_error"}`, `{"type": "pending", "request"}` (before `wait_for` is asked, or the request
+// a durable halt stops on), `{"type": "usage", "usage"}` (just before a run ends `done`).
+// Called synchronously, in order, on the library thread driving the run, with nothing to
+// complete: return quickly. `event_json` is valid only during the call. The run's result
+// follows as the call's own (`result_out`, or `done`). Added in ABI version 3.
+typedef void (*tn_event_fn)(void *user_data,
+                            const char *event_json);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -589,6 +599,37 @@ int32_t tn_mcp_server_info(const struct tn_mcp_server *server,
 // # Safety
 // `server` is NULL or a pointer this library returned.
 void tn_mcp_server_free(struct tn_mcp_server *server);
+
+// `tn_client_run`, streamed: the requests ask for server-sent events, and `on_event` (with
+// `event_user_data`) gets each step as it happens. Blocks until the run ends; the RunResult
+// goes to `*result_out`. A stream cut short, garbled or stalled past the run's deadline is an
+// error (`TN_ERR_NETWORK`, `TN_ERR_PROTOCOL`, `TN_ERR_TIMEOUT`); once text arrived, a failed
+// request is not retried. Added in ABI version 3.
+//
+// # Safety
+// Pointers as documented; `result_out` must be writable.
+int32_t tn_client_stream(const struct tn_client *client,
+                         const struct tn_toolkit *toolkit,
+                         const char *input_json,
+                         const struct tn_cancel *cancel,
+                         tn_event_fn on_event,
+                         void *event_user_data,
+                         char **result_out,
+                         char **error_out);
+
+// `tn_client_run_async`, streamed: `on_event` gets `user_data` too (as `done` and
+// `tn_token_run_data` do). Added in ABI version 3.
+//
+// # Safety
+// Pointers as documented; `done` and `on_event` must not be NULL.
+int32_t tn_client_stream_async(const struct tn_client *client,
+                               const struct tn_toolkit *toolkit,
+                               const char *input_json,
+                               const struct tn_cancel *cancel,
+                               tn_event_fn on_event,
+                               tn_done_fn done,
+                               void *user_data,
+                               char **error_out);
 
 // Writes to `*json_out` every error kind, in code order, as a JSON array of
 // `{"name", "code", "retryable"}`: `code` is the kind's `TN_ERR_*` status (0, `TN_OK`, is no

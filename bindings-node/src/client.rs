@@ -238,6 +238,7 @@ impl Client {
                 toolkit: start.toolkit.as_deref(),
                 cancel: Some(token),
                 resume,
+                stream: None,
             };
             client.run_input(input).await
         };

@@ -175,7 +175,14 @@ impl PyClient {
         let run_token = token.clone();
         let fut = async move {
             let given = history.clone();
-            let input = RunInput { prompt, history, toolkit: toolkit.as_deref(), cancel: Some(run_token), resume };
+            let input = RunInput {
+                prompt,
+                history,
+                toolkit: toolkit.as_deref(),
+                cancel: Some(run_token),
+                resume,
+                stream: None,
+            };
             let mut r = client.run_input(input).await?;
             let kept = r.messages.iter().zip(&given).take_while(|(a, b)| a == b).count();
             r.messages.drain(..kept);

@@ -57,9 +57,9 @@ pub use builtin::{builtin_shell, builtin_tools, builtins_enabled, create_builtin
 pub use client::{
     finish_reason_for, in_process_envelope, in_process_refused, openai_messages_to_anthropic,
     openai_tool_choice_to_anthropic, openai_tools_to_anthropic, retry_after_seconds, Client, ClientOptions,
-    InProcessModel, InProcessTransport, RunInput, Style, TranslateRequest, TranslateResult, TranslatedToolCall,
-    CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES, IN_PROCESS_BASE_URL,
-    IN_PROCESS_REFUSED, TRANSLATE_REQUEST_KEYS,
+    InProcessModel, InProcessTransport, OnStreamEvent, RunInput, StreamEvent, StreamTo, Style, TranslateRequest,
+    TranslateResult, TranslatedToolCall, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES,
+    IN_PROCESS_BASE_URL, IN_PROCESS_REFUSED, TRANSLATE_REQUEST_KEYS,
 };
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{
@@ -81,7 +81,7 @@ pub use tool::{empty_schema, sanitize, Tool, ToolHandler, ToolSource};
 pub use toolkit::{
     Declarations, DuplicateNames, Toolkit, ToolkitHost, ToolkitSpec, BUILTIN_TOOL_NAMES, TOOLKIT_SPEC_KEYS,
 };
-pub use transport::{Http1Transport, HttpRequest, HttpResponse, Transport};
+pub use transport::{BodySink, Http1Transport, HttpRequest, HttpResponse, Transport};
 pub use types::{
     Answer, JsonObject, Request, RunResult, RunStatus, ToolCallRecord, ToolContext, ToolResult, Usage, LIMIT_MAX_TURNS,
 };

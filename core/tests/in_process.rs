@@ -92,6 +92,13 @@ async fn a_failing_model_ends_the_run_at_once_even_with_retries() {
     let e = Client::new(o).unwrap().run("hi", None).await.unwrap_err();
     assert_eq!((e.kind(), e.message()), (ErrorKind::Host, "my model blew up"));
     assert_eq!(model.0.load(Ordering::SeqCst), 1);
+    let streamed = Client::new(ClientOptions::in_process("m", Scripted::new(vec![json!({"content": "x"})]))).unwrap();
+    let sink = toolnexus::StreamTo(Arc::new(|_: toolnexus::StreamEvent| {}));
+    let e = streamed
+        .run_input(toolnexus::RunInput { stream: Some(sink), ..toolnexus::RunInput::prompt("hi") })
+        .await
+        .unwrap_err();
+    assert!(e.kind() == ErrorKind::Config && e.message().contains("does not support streaming"), "{}", e.message());
     let bad = Scripted::new(vec![json!("not a message")]);
     let e = Client::new(ClientOptions::in_process("m", bad)).unwrap().run("hi", None).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);

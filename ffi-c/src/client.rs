@@ -189,17 +189,19 @@ pub unsafe extern "C" fn tn_client_free(client: *mut tn_client) {
 }
 
 /// What one run needs, owned so it can move onto the runtime.
-struct Job {
-    client: Arc<ClientHandle>,
-    toolkit: Option<Arc<Toolkit>>,
+pub(crate) struct Job {
+    pub(crate) client: Arc<ClientHandle>,
+    pub(crate) toolkit: Option<Arc<Toolkit>>,
     prompt: Option<String>,
     history: Vec<Value>,
     resume: Option<(Request, Answer)>,
     cancel: Option<CancellationToken>,
+    /// Where a streamed run's events go.
+    pub(crate) stream: Option<engine::StreamTo>,
 }
 
 impl Job {
-    fn new(
+    pub(crate) fn new(
         client: *const tn_client,
         toolkit: *const crate::toolkit::tn_toolkit,
         cancel: *const tn_cancel,
@@ -211,11 +213,12 @@ impl Job {
             history: Vec::new(),
             resume: None,
             cancel: if cancel.is_null() { None } else { Some(handles::cancel(cancel)?) },
+            stream: None,
         })
     }
 
     /// Reads `{"prompt", "history"?}` or `{"history", "pending", "answer"}`.
-    fn input(mut self, v: Value) -> Result<Job> {
+    pub(crate) fn input(mut self, v: Value) -> Result<Job> {
         let mut o: Map<String, Value> = match v {
             Value::Object(o) => o,
             _ => return Err(Error::invalid("input_json must be a JSON object")),
@@ -240,19 +243,20 @@ impl Job {
         Ok(self)
     }
 
-    async fn run(self) -> Result<RunResult> {
+    pub(crate) async fn run(self) -> Result<RunResult> {
         let input = RunInput {
             prompt: self.prompt,
             history: self.history,
             toolkit: self.toolkit.as_deref(),
             cancel: self.cancel,
             resume: self.resume,
+            stream: self.stream,
         };
         self.client.client.run_input(input).await
     }
 }
 
-fn result_json(r: &RunResult) -> String {
+pub(crate) fn result_json(r: &RunResult) -> String {
     serde_json::to_string(r).unwrap_or_default()
 }
 

@@ -14,6 +14,7 @@ mod runtime;
 mod source_parts;
 mod sources;
 mod status;
+mod stream;
 mod tables;
 mod toolkit;
 mod translate;
@@ -41,6 +42,7 @@ pub use sources::{
     tn_toolkit_create, tn_toolkit_create_with, tn_toolkit_mcp_status, tn_toolkit_skills_prompt,
 };
 pub use status::*;
+pub use stream::{tn_client_stream, tn_client_stream_async};
 pub use tables::{tn_error_kinds, tn_hook_bits};
 pub use toolkit::{
     tn_toolkit, tn_toolkit_declarations, tn_toolkit_execute, tn_toolkit_execute_call, tn_toolkit_execute_call_async,

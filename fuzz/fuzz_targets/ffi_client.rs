@@ -5,8 +5,9 @@
 //! request with the next `reply` as its `tn_complete` payload, and with a host error once
 //! they run out. `flags` adds callbacks: `w` a `wait_for` that approves, `d` one that gives
 //! no answer, `h` every hook (completing with `null`), `e` an `on_error` that says `fail`,
-//! `b` a body transform (rewriting every other body). A tool whose name starts with `ask`
-//! suspends (through `tn_pending`) until answered; any other tool answers `ok`.
+//! `b` a body transform (rewriting every other body), `m` an `on_metric` sink. A tool whose
+//! name starts with `ask` suspends (through `tn_pending`) until answered; any other tool
+//! answers `ok`.
 //!
 //! So that no input sleeps, a JSON-object `options_json` gets `retry_base_ms` 0,
 //! `max_retry_after_ms` 0, `retries` at most 2 and `timeout_ms` at most 3000 before it is
@@ -97,6 +98,12 @@ unsafe extern "C" fn body_transform(_: *mut c_void, body_json: *const c_char, to
     }
 }
 
+/// Metric events are the engine's own JSON objects, whatever the run did.
+unsafe extern "C" fn on_metric(_: *mut c_void, event_json: *const c_char) {
+    let event = arg(event_json);
+    assert!(event["event"].is_string(), "a metric event without its kind: {event}");
+}
+
 unsafe extern "C" fn tool(_: *mut c_void, call_json: *const c_char, token: u64) {
     let call = arg(call_json);
     let name = call["name"].as_str().unwrap_or("");
@@ -161,6 +168,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         hook_mask: if flags.contains(&b'h') { 15 } else { 0 },
         on_error: if flags.contains(&b'e') { Some(on_error) } else { None },
         body_transform: if flags.contains(&b'b') { Some(body_transform) } else { None },
+        on_metric: if flags.contains(&b'm') { Some(on_metric) } else { None },
     };
     let mut client: *mut ffi::tn_client = std::ptr::null_mut();
     // SAFETY (every call below): valid C strings, out-params and the library's own handles.

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::options::ClientOptions;
+use super::options::{ClientOptions, Style};
+use super::stream::{StreamReader, StreamTo};
 use crate::error::{Error, ErrorKind, HttpErrorDetail, Result};
 use crate::hooks::{ErrorInfo, Tier};
 use crate::redact::{capped, safe_error_body_with, Secrets};
@@ -35,7 +36,10 @@ pub(crate) struct Caller<'a> {
 
 impl Caller<'_> {
     /// POSTs `body` until it succeeds or the policy gives up, and decodes the JSON answer.
-    pub async fn call(&self, body: Bytes) -> Result<Value> {
+    /// With `stream`, a 2xx answer is read as server-sent events of that style as it arrives
+    /// (text going to the stream) and folded into the same answer; once any of it arrived, a
+    /// failure is final: the host already saw its text.
+    pub async fn call(&self, body: Bytes, stream: Option<(Style, &StreamTo)>) -> Result<Value> {
         let mut attempt: u32 = 0;
         loop {
             let timeout = match self.deadline {
@@ -44,9 +48,25 @@ impl Caller<'_> {
             };
             let request =
                 HttpRequest { url: self.url.clone(), headers: self.headers.clone(), body: body.clone(), timeout };
-            let failure = match self.transport.post(request).await {
-                Ok(resp) if (200..300).contains(&resp.status) => return decode(&resp),
-                Ok(resp) => Failure::Status(resp),
+            let sent = match stream {
+                None => self.transport.post(request).await.map(|r| (r, None)),
+                Some((style, to)) => {
+                    let mut reader = StreamReader::new(style, to);
+                    let sent = self.transport.post_streaming(request, &mut reader).await;
+                    match sent {
+                        Err(e) if reader.touched => return Err(e),
+                        other => other.map(|r| (r, Some(reader))),
+                    }
+                }
+            };
+            let failure = match sent {
+                Ok((resp, reader)) if (200..300).contains(&resp.status) => {
+                    return match reader {
+                        Some(r) => r.finish(),
+                        None => decode(&resp),
+                    }
+                }
+                Ok((resp, _)) => Failure::Status(resp),
                 Err(e) if e.kind() == ErrorKind::Network => Failure::Network(e),
                 Err(e) if e.kind() == ErrorKind::Http && e.http_detail().is_some() => Failure::HostStatus(e),
                 Err(e) => return Err(e),

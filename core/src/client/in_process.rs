@@ -14,7 +14,7 @@ use super::options::{ClientOptions, Style};
 use crate::error::{Error, Result};
 use crate::hooks::HookFuture;
 use crate::spec_json::snake_case;
-use crate::transport::{HttpRequest, HttpResponse, Transport};
+use crate::transport::{BodySink, HttpRequest, HttpResponse, Transport};
 use crate::types::json_type;
 use crate::warning::Parsed;
 
@@ -54,6 +54,18 @@ impl Transport for InProcessTransport {
             });
             let reply = envelope(&model.generate(asked).await?)?;
             Ok(HttpResponse { status: 200, headers: Vec::new(), body: Bytes::from(reply.to_string()) })
+        })
+    }
+
+    /// Refused: the model returns a whole answer, and one chunk passed off as a stream would
+    /// fool anything that counts or times the deltas.
+    fn post_streaming<'a>(&'a self, _: HttpRequest, _: &'a mut dyn BodySink) -> BoxFuture<'a, Result<HttpResponse>> {
+        Box::pin(async {
+            Err(Error::new(
+                crate::ErrorKind::Config,
+                "toolnexus: an in-process client does not support streaming — its model returns a complete \
+                 answer. Run it without streaming.",
+            ))
         })
     }
 }

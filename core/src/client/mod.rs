@@ -13,6 +13,7 @@ mod options;
 mod options_json;
 mod resume;
 mod run;
+mod stream;
 mod translate;
 mod turn;
 pub(crate) mod wire;
@@ -28,6 +29,7 @@ pub use in_process::{
 };
 pub use options::{ClientOptions, Style, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES};
 pub use options_json::CLIENT_OPTION_KEYS;
+pub use stream::{OnStreamEvent, StreamEvent, StreamTo};
 pub use translate::{TranslateRequest, TranslateResult, TRANSLATE_REQUEST_KEYS};
 pub use wire::translate::{
     finish_reason_for, openai_messages_to_anthropic, openai_tool_choice_to_anthropic, openai_tools_to_anthropic,
@@ -60,6 +62,9 @@ pub struct RunInput<'a> {
     pub cancel: Option<CancellationToken>,
     /// The halted Request and its Answer, for a durable resume.
     pub resume: Option<(Request, Answer)>,
+    /// Streams the run: the model's answers are read as server-sent events and the run's
+    /// steps go here as they happen (see [`StreamEvent`]).
+    pub stream: Option<StreamTo>,
 }
 
 impl<'a> RunInput<'a> {

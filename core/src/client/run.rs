@@ -10,7 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::Caller;
 use super::options::Style;
+use super::stream::{StreamEvent, StreamTo};
 use super::turn::{Plan, ToolEnv, TurnOutcome};
+use super::wire::{Call, Entry};
 use super::{resume, wire, Client, RunInput};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::{AfterLlmEvent, BeforeLlmEvent, BodyTransform, HookSet};
@@ -185,8 +187,18 @@ impl Client {
             deadline,
         };
         let enabled = opts.hooks.as_ref().map(|h| h.enabled()).unwrap_or(HookSet::ALL);
-        let env =
-            ToolEnv { opts, toolkit: input.toolkit, hooks: opts.hooks.as_ref(), enabled, cancel, deadline, meter };
+        let stream = input.stream.clone();
+        let stream = stream.as_ref();
+        let env = ToolEnv {
+            opts,
+            toolkit: input.toolkit,
+            hooks: opts.hooks.as_ref(),
+            enabled,
+            cancel,
+            deadline,
+            meter,
+            stream,
+        };
         let tools = match (input.toolkit, opts.style) {
             (None, _) => Declarations::replaced(Vec::new()),
             (Some(tk), Style::OpenAi) => tk.openai_declarations().clone(),
@@ -219,6 +231,7 @@ impl Client {
             st.messages = wire::balance(opts.style, plan.messages);
             st.messages.extend(halted_turn);
             let outcome = env.run_turn(&plan.calls, plan.plans, 0).await?;
+            stream_results(stream, &plan.calls, &outcome);
             let halted = st.absorb(opts.style, outcome);
             st.report(progress);
             if let Some(req) = halted {
@@ -258,7 +271,8 @@ impl Client {
                 }
             }
             let anthropic_system = if opts.style == Style::Anthropic { system } else { None };
-            let mut body = wire::build_body(opts, &turn_model, anthropic_system, &st.messages, &st.tools)?;
+            let mut body =
+                wire::build_body(opts, &turn_model, anthropic_system, &st.messages, &st.tools, stream.is_some())?;
             if let Some(t) = &opts.body_transform {
                 body = transform_body(t.as_ref(), body).await?;
             }
@@ -267,7 +281,7 @@ impl Client {
             // Again after the host's before_llm and body_transform, which may have cancelled.
             self.check_live(&env.cancel, deadline)?;
             let timer = LlmTimer::start(meter, &st.model);
-            let response = caller.call(Bytes::from(body)).await?;
+            let response = caller.call(Bytes::from(body), stream.map(|s| (opts.style, s))).await?;
             timer.ok(wire::usage_of(opts.style, &response));
             if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
                 h.after_llm(AfterLlmEvent { response: response.clone(), model: st.model.clone(), turn }).await?;
@@ -283,10 +297,20 @@ impl Client {
                 st.messages.push(m);
             }
             if reply.calls.is_empty() {
+                if let Some(s) = stream {
+                    s.emit(StreamEvent::Usage(st.usage));
+                }
                 return Ok(st.finish(RunStatus::Done, None));
+            }
+            if let Some(s) = stream {
+                for c in &reply.calls {
+                    let args = c.args.clone().unwrap_or_else(|_| serde_json::json!({}));
+                    s.emit(StreamEvent::ToolCall { id: c.id.clone(), name: c.name.clone(), args });
+                }
             }
             let plans = reply.calls.iter().map(|_| Plan::Run).collect();
             let outcome = env.run_turn(&reply.calls, plans, turn).await?;
+            stream_results(stream, &reply.calls, &outcome);
             let halted = st.absorb(opts.style, outcome);
             st.report(progress);
             if let Some(req) = halted {
@@ -300,6 +324,28 @@ impl Client {
             Style::Anthropic => String::new(),
         };
         Ok(st.finish(RunStatus::Incomplete, Some(LIMIT_MAX_TURNS.to_string())))
+    }
+}
+
+/// A settled turn's results, in call order, to the stream; a halted turn's last result is the
+/// suspension's placeholder, which the stream shows as the pending Request instead.
+fn stream_results(stream: Option<&StreamTo>, calls: &[Call], outcome: &TurnOutcome) {
+    let Some(s) = stream else { return };
+    let fresh: Vec<(&String, &crate::types::ToolResult)> = outcome
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Fresh(id, r) => Some((id, r)),
+            Entry::Verbatim(_) => None,
+        })
+        .collect();
+    let shown = fresh.len() - usize::from(outcome.halted.is_some() && !fresh.is_empty());
+    for (id, r) in &fresh[..shown] {
+        let name = calls.iter().find(|c| &c.id == *id).map(|c| c.name.clone()).unwrap_or_default();
+        s.emit(StreamEvent::ToolResult { id: (*id).clone(), name, output: r.output.clone(), is_error: r.is_error });
+    }
+    if let Some(req) = &outcome.halted {
+        s.emit(StreamEvent::Pending(req.clone()));
     }
 }
 

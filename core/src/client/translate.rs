@@ -244,7 +244,7 @@ impl Client {
         }
         self.check_live(&cancel, deadline)?;
         let timer = LlmTimer::start(self.meter(), &model);
-        let data = caller.call(Bytes::from(bytes)).await?;
+        let data = caller.call(Bytes::from(bytes), None).await?;
         let usage = wire::usage_of(opts.style, &data);
         timer.ok(usage);
         if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {

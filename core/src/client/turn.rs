@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::options::ClientOptions;
+use super::stream::{StreamEvent, StreamTo};
 use super::wire::{Call, Entry};
 use crate::answer::{check_answer_id, declined_output, unresolved_output};
 use crate::error::Result;
@@ -29,6 +30,8 @@ pub(crate) struct ToolEnv<'a> {
     pub cancel: CancellationToken,
     pub deadline: Option<Instant>,
     pub meter: Meter<'a>,
+    /// Where a streamed run's steps go.
+    pub stream: Option<&'a StreamTo>,
 }
 
 /// How one call of a turn is to be settled.
@@ -131,6 +134,9 @@ impl ToolEnv<'_> {
         let Some(w) = self.opts.wait_for.as_ref() else { return Ok(slot) };
         match slot {
             Slot::Suspended(args, request) => {
+                if let Some(s) = self.stream {
+                    s.emit(StreamEvent::Pending(request.clone()));
+                }
                 let answer = w.wait_for(request.clone()).await?;
                 if let Some(a) = &answer {
                     check_answer_id(&request, a)?;
@@ -141,6 +147,9 @@ impl ToolEnv<'_> {
             Slot::RelaySuspended(args) => {
                 // Inline, each relay call is its own Request, carrying just that call.
                 let request = relay_request(&[relay_call(call, &args)]);
+                if let Some(s) = self.stream {
+                    s.emit(StreamEvent::Pending(request.clone()));
+                }
                 let answer = w.wait_for(request.clone()).await?.unwrap_or_else(|| Answer {
                     id: request.id.clone(),
                     ok: false,

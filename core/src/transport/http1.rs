@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::pool::{Conn, Origin, Pool, Stream};
-use super::{tls, HttpRequest, HttpResponse, Transport};
+use super::{tls, BodySink, HttpRequest, HttpResponse, Transport};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Largest response head accepted.
@@ -25,8 +25,7 @@ const MAX_HEAD: usize = 64 * 1024;
 /// Largest response body accepted. Model replies are kilobytes; a body past this is a
 /// misbehaving server, and reading on would only grow memory.
 const MAX_BODY: usize = 64 * 1024 * 1024;
-/// Most bytes reserved ahead of a `Content-Length` body: a large announced length is read
-/// into a growing buffer, so a server cannot make us allocate what it never sends.
+/// Most bytes reserved ahead of a `Content-Length` body.
 const MAX_RESERVE: usize = 1024 * 1024;
 /// Most interim (1xx) responses read before the real one.
 const MAX_INTERIM: usize = 16;
@@ -283,28 +282,66 @@ async fn read_head<S: AsyncRead + Unpin>(conn: &mut Conn<S>) -> std::result::Res
     }
 }
 
-async fn read_chunked<S: AsyncRead + Unpin>(conn: &mut Conn<S>, body: &mut Vec<u8>) -> std::io::Result<()> {
+/// The body of a buffered exchange: bounded by [`MAX_BODY`].
+struct Buffered(Vec<u8>);
+
+impl BodySink for Buffered {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        // Sizes come from the network: compare without adding, which could wrap.
+        if bytes.len() > MAX_BODY.saturating_sub(self.0.len()) {
+            return Err(Error::protocol("response body too large"));
+        }
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn expect(&mut self, n: usize) {
+        // A large announced length is read into a growing buffer, so a server cannot make us
+        // allocate what it never sends.
+        self.0.reserve(n.min(MAX_RESERVE));
+    }
+}
+
+/// Hands the next `n` body bytes to `sink` as they arrive.
+async fn copy_exact<S: AsyncRead + Unpin>(conn: &mut Conn<S>, n: usize, sink: &mut dyn BodySink) -> Result<()> {
+    let mut need = n;
+    while need > 0 {
+        if conn.buffered().is_empty() {
+            match conn.fill().await {
+                Ok(0) => return Err(net("reading the response failed", "connection closed mid-body")),
+                Ok(_) => {}
+                Err(e) => return Err(net("reading the response failed", e)),
+            }
+        }
+        let have = conn.buffered().len().min(need);
+        sink.write(&conn.buffered()[..have])?;
+        conn.consume(have);
+        need -= have;
+    }
+    Ok(())
+}
+
+async fn read_chunked<S: AsyncRead + Unpin>(conn: &mut Conn<S>, sink: &mut dyn BodySink) -> Result<()> {
     loop {
-        let line = conn.take_line(8 * 1024).await?;
+        let line = conn.take_line(8 * 1024).await.map_err(chunked_error)?;
         let text = String::from_utf8_lossy(&line);
         let size_hex = text.split(';').next().unwrap_or("").trim();
         // Hex digits only: from_str_radix would also take a sign.
         let size = Some(size_hex)
             .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
             .and_then(|h| usize::from_str_radix(h, 16).ok())
-            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "bad chunk size"))?;
+            .ok_or_else(|| chunked_error(std::io::Error::new(std::io::ErrorKind::InvalidData, "bad chunk size")))?;
         if size == 0 {
             // Trailers, up to the empty line.
-            while !conn.take_line(8 * 1024).await?.is_empty() {}
+            while !conn.take_line(8 * 1024).await.map_err(chunked_error)?.is_empty() {}
             return Ok(());
         }
-        // Sizes come from the network: compare without adding, which could wrap.
-        if size > MAX_BODY.saturating_sub(body.len()) {
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "response body too large"));
+        if size > MAX_BODY {
+            return Err(Error::protocol("reading the response failed: response body too large"));
         }
-        conn.take_exact(size, body).await?;
-        if !conn.take_line(2).await?.is_empty() {
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "bad chunk terminator"));
+        copy_exact(conn, size, sink).await?;
+        if !conn.take_line(2).await.map_err(chunked_error)?.is_empty() {
+            return Err(Error::protocol("reading the response failed: bad chunk terminator"));
         }
     }
 }
@@ -321,14 +358,14 @@ fn chunked_error(e: std::io::Error) -> Error {
     }
 }
 
-/// Reads the body; returns whether the connection may be reused.
-async fn read_body<S: AsyncRead + Unpin>(conn: &mut Conn<S>, head: &Head, body: &mut Vec<u8>) -> Result<bool> {
+/// Reads the body into `sink`; returns whether the connection may be reused.
+async fn read_body<S: AsyncRead + Unpin>(conn: &mut Conn<S>, head: &Head, sink: &mut dyn BodySink) -> Result<bool> {
     let chunked = head.get("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
     if head.status == 204 || head.status == 304 {
         return Ok(head.keep_alive);
     }
     if chunked {
-        read_chunked(conn, body).await.map_err(chunked_error)?;
+        read_chunked(conn, sink).await?;
         return Ok(head.keep_alive);
     }
     if let Some(len) = head.get("content-length") {
@@ -340,42 +377,53 @@ async fn read_body<S: AsyncRead + Unpin>(conn: &mut Conn<S>, head: &Head, body: 
         if n > MAX_BODY {
             return Err(Error::protocol("response body too large"));
         }
-        body.reserve(n.min(MAX_RESERVE));
-        conn.take_exact(n, body).await.map_err(|e| net("reading the response failed", e))?;
+        sink.expect(n);
+        copy_exact(conn, n, sink).await?;
         return Ok(head.keep_alive);
     }
     // No length: the body runs to the end of the connection.
     loop {
-        body.extend_from_slice(conn.buffered());
         let n = conn.buffered().len();
+        sink.write(conn.buffered())?;
         conn.consume(n);
-        if body.len() > MAX_BODY {
-            return Err(Error::protocol("response body too large"));
-        }
         if conn.fill().await.map_err(|e| net("reading the response failed", e))? == 0 {
             return Ok(false);
         }
     }
 }
 
-/// Reads one response off `conn`; returns it and whether the connection may be reused.
-async fn read_response<S: AsyncRead + Unpin>(conn: &mut Conn<S>) -> std::result::Result<(HttpResponse, bool), Failure> {
+/// Reads one response off `conn`; returns it and whether the connection may be reused. With
+/// `stream`, a 2xx body goes there as it arrives instead of into the response.
+async fn read_response<'s, 'o, S: AsyncRead + Unpin>(
+    conn: &mut Conn<S>,
+    stream: Option<&'s mut (dyn BodySink + 'o)>,
+) -> std::result::Result<(HttpResponse, bool), Failure> {
     let head = read_head(conn).await?;
-    let mut body = Vec::new();
-    let reusable = read_body(conn, &head, &mut body).await.map_err(Failure::During)?;
-    Ok((HttpResponse { status: head.status, headers: head.headers, body: Bytes::from(body) }, reusable))
+    let mut buffered = Buffered(Vec::new());
+    let sink: &mut dyn BodySink = match stream {
+        Some(s) if (200..300).contains(&head.status) => s,
+        _ => &mut buffered,
+    };
+    let reusable = read_body(conn, &head, sink).await.map_err(Failure::During)?;
+    Ok((HttpResponse { status: head.status, headers: head.headers, body: Bytes::from(buffered.0) }, reusable))
 }
 
 /// [`read_response`] over any byte source, for the fuzz targets (`crate::fuzzing`).
 #[cfg(feature = "fuzzing")]
 pub(crate) async fn read_response_from<S: AsyncRead + Unpin>(io: S) -> Result<(HttpResponse, bool)> {
-    read_response(&mut Conn::new(io)).await.map_err(|(Failure::BeforeResponse(e) | Failure::During(e))| e)
+    read_response(&mut Conn::new(io), None).await.map_err(|(Failure::BeforeResponse(e) | Failure::During(e))| e)
 }
 
 impl Http1Transport {
     /// `bodyless`: the answer to a `HEAD` carries no body whatever its headers announce; such
     /// a connection is not pooled, so nothing it might still send is read as a later answer.
-    async fn exchange(&self, target: &Target, wire: &[u8], bodyless: bool) -> Result<HttpResponse> {
+    async fn exchange(
+        &self,
+        target: &Target,
+        wire: &[u8],
+        bodyless: bool,
+        mut stream: Option<&mut dyn BodySink>,
+    ) -> Result<HttpResponse> {
         // A pooled connection the server already closed fails before any response byte;
         // then, and only then, the request goes again on a fresh connection.
         let mut reused = self.inner.pool.take(&target.origin);
@@ -392,7 +440,7 @@ impl Http1Transport {
                 Ok(()) if bodyless => read_head(&mut conn).await.map(|head| {
                     (HttpResponse { status: head.status, headers: head.headers, body: Bytes::new() }, false)
                 }),
-                Ok(()) => read_response(&mut conn).await,
+                Ok(()) => read_response(&mut conn, stream.as_deref_mut()).await,
             };
             let (response, reusable) = match read {
                 Ok(r) => r,
@@ -430,7 +478,7 @@ impl Http1Transport {
         // Not the cached target: a tool's URL must not displace the provider's.
         let target = parse_url(url)?;
         let wire = encode_with(method, &target, headers, body)?;
-        bounded(timeout, self.exchange(&target, &wire, method == "HEAD")).await
+        bounded(timeout, self.exchange(&target, &wire, method == "HEAD", None)).await
     }
 }
 
@@ -450,7 +498,19 @@ impl Transport for Http1Transport {
         Box::pin(async move {
             let target = this.target(&request.url)?;
             let wire = encode(&target, &request)?;
-            bounded(request.timeout, this.exchange(&target, &wire, false)).await
+            bounded(request.timeout, this.exchange(&target, &wire, false, None)).await
+        })
+    }
+
+    fn post_streaming<'a>(
+        &'a self,
+        request: HttpRequest,
+        sink: &'a mut dyn BodySink,
+    ) -> BoxFuture<'a, Result<HttpResponse>> {
+        Box::pin(async move {
+            let target = self.target(&request.url)?;
+            let wire = encode(&target, &request)?;
+            bounded(request.timeout, self.exchange(&target, &wire, false, Some(sink))).await
         })
     }
 }
@@ -477,7 +537,10 @@ mod tests {
 
     async fn read_in_pieces(wire: &[u8], piece: usize) -> Result<HttpResponse> {
         let mut conn = Conn::new(Pieces(wire, piece));
-        read_response(&mut conn).await.map(|(r, _)| r).map_err(|(Failure::BeforeResponse(e) | Failure::During(e))| e)
+        read_response(&mut conn, None)
+            .await
+            .map(|(r, _)| r)
+            .map_err(|(Failure::BeforeResponse(e) | Failure::During(e))| e)
     }
 
     // Found by fuzz/ (target `http_response`): a limit held only when the bytes came in

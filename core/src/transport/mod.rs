@@ -62,6 +62,36 @@ impl HttpResponse {
 pub trait Transport: Send + Sync {
     /// POSTs `request`.
     fn post(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse>>;
+
+    /// POSTs `request` and hands the body of a 2xx answer to `sink` as it arrives (the
+    /// returned response's `body` is then empty); any other answer comes back whole, as from
+    /// [`Transport::post`]. The default reads the answer with `post` and hands a 2xx body to
+    /// `sink` in one piece: a transport that cannot stream still works, only not as the
+    /// bytes arrive.
+    fn post_streaming<'a>(
+        &'a self,
+        request: HttpRequest,
+        sink: &'a mut dyn BodySink,
+    ) -> BoxFuture<'a, Result<HttpResponse>> {
+        Box::pin(async move {
+            let mut resp = self.post(request).await?;
+            if (200..300).contains(&resp.status) {
+                sink.write(&resp.body)?;
+                resp.body = Bytes::new();
+            }
+            Ok(resp)
+        })
+    }
+}
+
+/// Where a streamed response body goes, piece by piece as it arrives. An error stops the
+/// read and ends the exchange with it.
+pub trait BodySink: Send {
+    /// The next bytes of the body.
+    fn write(&mut self, bytes: &[u8]) -> Result<()>;
+
+    /// The body announced `n` bytes (a hint: nothing is promised until they arrive).
+    fn expect(&mut self, _n: usize) {}
 }
 
 mod http1;

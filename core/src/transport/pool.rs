@@ -135,23 +135,6 @@ impl<S: AsyncRead + Unpin> Conn<S> {
         self.io.read_buf(&mut self.buf).await
     }
 
-    /// Takes exactly `n` bytes, reading as needed; errors at a premature end of stream.
-    pub async fn take_exact(&mut self, n: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
-        let mut need = n;
-        loop {
-            let have = self.buffered().len().min(need);
-            out.extend_from_slice(&self.buffered()[..have]);
-            self.consume(have);
-            need -= have;
-            if need == 0 {
-                return Ok(());
-            }
-            if self.fill().await? == 0 {
-                return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed mid-body"));
-            }
-        }
-    }
-
     /// Takes one CRLF-terminated line (without the CRLF) of at most `max` bytes. Too long is
     /// decided by the line alone, however its bytes were split into reads.
     pub async fn take_line(&mut self, max: usize) -> std::io::Result<Vec<u8>> {

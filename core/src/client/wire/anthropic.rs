@@ -16,6 +16,8 @@ pub(super) struct Body<'a> {
     pub messages: &'a [Value],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolsField<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
 }
 
 pub(super) fn parse(mut body: Value) -> Result<Reply> {

@@ -64,13 +64,15 @@ impl<'a> ToolsField<'a> {
     }
 }
 
-/// The request body of one turn, serialised once straight to bytes.
+/// The request body of one turn, serialised once straight to bytes; `stream` asks for
+/// server-sent events.
 pub(crate) fn build_body(
     opts: &ClientOptions,
     model: &str,
     system: Option<&str>,
     messages: &[Value],
     tools: &Declarations,
+    stream: bool,
 ) -> Result<Vec<u8>> {
     // Anthropic refuses a system text that is empty or only whitespace: send none instead.
     let system = system.filter(|s| !s.trim().is_empty());
@@ -78,10 +80,20 @@ pub(crate) fn build_body(
     let encoded = match opts.style {
         Style::OpenAi => {
             let tool_choice = tools.as_ref().map(|_| "auto");
-            encode(&openai::Body { model, messages, tools, tool_choice }, opts.request_params.as_ref())
+            let stream_options = stream.then_some(openai::StreamOptions { include_usage: true });
+            let body =
+                openai::Body { model, messages, tools, tool_choice, stream: stream.then_some(true), stream_options };
+            encode(&body, opts.request_params.as_ref())
         }
         Style::Anthropic => encode(
-            &anthropic::Body { model, max_tokens: opts.max_tokens, system, messages, tools },
+            &anthropic::Body {
+                model,
+                max_tokens: opts.max_tokens,
+                system,
+                messages,
+                tools,
+                stream: stream.then_some(true),
+            },
             opts.request_params.as_ref(),
         ),
     };
@@ -219,9 +231,15 @@ mod tests {
     fn a_blank_system_text_is_not_sent() {
         let mut opts = ClientOptions::new("http://x/v1", Style::Anthropic, "m");
         opts.api_key = Some("k".into());
-        let body =
-            build_body(&opts, "m", Some("  \n"), &[json!({"role":"user","content":"hi"})], &Declarations::new(vec![]))
-                .unwrap();
+        let body = build_body(
+            &opts,
+            "m",
+            Some("  \n"),
+            &[json!({"role":"user","content":"hi"})],
+            &Declarations::new(vec![]),
+            false,
+        )
+        .unwrap();
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert!(v.get("system").is_none(), "{v}");
     }

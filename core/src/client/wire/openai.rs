@@ -15,6 +15,16 @@ pub(super) struct Body<'a> {
     pub tools: Option<ToolsField<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<StreamOptions>,
+}
+
+/// `stream_options`: usage comes in the stream's last chunk only when asked for.
+#[derive(Serialize)]
+pub(super) struct StreamOptions {
+    pub include_usage: bool,
 }
 
 pub(super) fn parse(mut body: Value) -> Result<Reply> {

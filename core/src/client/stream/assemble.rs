@@ -1,0 +1,340 @@
+//! Each style's streamed events folded back into the reply the same call would have answered
+//! unstreamed, so that the loop reads a streamed turn exactly as it reads any other; text
+//! deltas go to the caller as they are folded in.
+
+use serde_json::{json, Map, Value};
+
+use super::super::options::Style;
+use crate::error::{Error, Result};
+
+/// One call's events, folded.
+pub(crate) enum Assembler {
+    OpenAi(OpenAiTurn),
+    Anthropic(AnthropicTurn),
+}
+
+impl Assembler {
+    pub fn new(style: Style) -> Assembler {
+        match style {
+            Style::OpenAi => Assembler::OpenAi(OpenAiTurn::default()),
+            Style::Anthropic => Assembler::Anthropic(AnthropicTurn::default()),
+        }
+    }
+
+    /// Folds one event's data in; `text` gets each text delta.
+    pub fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<()> {
+        match self {
+            Assembler::OpenAi(t) => t.event(data, text),
+            Assembler::Anthropic(t) => t.event(data, text),
+        }
+    }
+
+    /// The reply, once the stream ended; an unfinished stream is an error.
+    pub fn finish(self) -> Result<Value> {
+        match self {
+            Assembler::OpenAi(t) => t.finish(),
+            Assembler::Anthropic(t) => t.finish(),
+        }
+    }
+}
+
+fn parse(data: &str) -> Result<Value> {
+    let v: Value =
+        serde_json::from_str(data).map_err(|e| Error::protocol(format!("a stream event is not JSON ({e})")))?;
+    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+        let msg = err.get("message").and_then(Value::as_str).unwrap_or("(no message)");
+        return Err(Error::protocol(format!(
+            "provider streamed an error: {}",
+            msg.chars().take(200).collect::<String>()
+        )));
+    }
+    Ok(v)
+}
+
+fn cut_short() -> Error {
+    Error::new(crate::ErrorKind::Network, "the stream ended before the provider finished its answer")
+}
+
+#[derive(Default)]
+struct OpenAiCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// `chat.completion.chunk` events: `choices[0].delta` text and tool calls (assembled by
+/// `index`), `finish_reason`, `usage` (with `stream_options.include_usage`), then `[DONE]`.
+#[derive(Default)]
+pub(crate) struct OpenAiTurn {
+    text: String,
+    calls: Vec<(u64, OpenAiCall)>,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+    model: Option<Value>,
+    done: bool,
+}
+
+impl OpenAiTurn {
+    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<()> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let v = parse(data)?;
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(u.clone());
+        }
+        if let Some(m) = v.get("model").filter(|m| m.is_string()) {
+            self.model = Some(m.clone());
+        }
+        let Some(choice) = v.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else { return Ok(()) };
+        if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(f.to_string());
+        }
+        let Some(delta) = choice.get("delta") else { return Ok(()) };
+        if let Some(t) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            self.text.push_str(t);
+            text(t);
+        }
+        for tc in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let index = tc.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let at = match self.calls.iter().position(|(i, _)| *i == index) {
+                Some(p) => p,
+                None => {
+                    self.calls.push((index, OpenAiCall::default()));
+                    self.calls.len() - 1
+                }
+            };
+            let slot = &mut self.calls[at].1;
+            if let Some(id) = tc.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                slot.id = id.to_string();
+            }
+            let f = tc.get("function");
+            if let Some(n) = f.and_then(|f| f.get("name")).and_then(Value::as_str) {
+                slot.name.push_str(n);
+            }
+            if let Some(a) = f.and_then(|f| f.get("arguments")).and_then(Value::as_str) {
+                slot.arguments.push_str(a);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Value> {
+        if !self.done && self.finish_reason.is_none() {
+            return Err(cut_short());
+        }
+        self.calls.sort_by_key(|(i, _)| *i);
+        let mut message =
+            json!({"role": "assistant", "content": if self.text.is_empty() { Value::Null } else { json!(self.text) }});
+        if !self.calls.is_empty() {
+            let calls: Vec<Value> = self
+                .calls
+                .into_iter()
+                .map(|(_, c)| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                .collect();
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let mut reply = json!({"choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}]});
+        if let Some(u) = self.usage {
+            reply["usage"] = u;
+        }
+        if let Some(m) = self.model {
+            reply["model"] = m;
+        }
+        Ok(reply)
+    }
+}
+
+/// A content block being streamed: its start, its deltas applied, `input` JSON text aside.
+struct Block {
+    index: u64,
+    block: Map<String, Value>,
+    input_json: String,
+}
+
+/// Messages-API events: `message_start`, `content_block_start`/`_delta`/`_stop`,
+/// `message_delta` (`stop_reason`, output `usage`), `message_stop`; `ping` is ignored.
+#[derive(Default)]
+pub(crate) struct AnthropicTurn {
+    message: Map<String, Value>,
+    blocks: Vec<Block>,
+    usage: Map<String, Value>,
+    stop_reason: Option<Value>,
+    done: bool,
+}
+
+impl AnthropicTurn {
+    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<()> {
+        let v = parse(data)?;
+        match v.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                if let Some(Value::Object(m)) = v.get("message") {
+                    self.message = m.clone();
+                    if let Some(Value::Object(u)) = m.get("usage") {
+                        self.usage.extend(u.clone());
+                    }
+                }
+            }
+            Some("content_block_start") => {
+                let index = v.get("index").and_then(Value::as_u64).unwrap_or(self.blocks.len() as u64);
+                let Some(Value::Object(block)) = v.get("content_block") else {
+                    return Err(Error::protocol("a content_block_start without a content_block"));
+                };
+                self.blocks.push(Block { index, block: block.clone(), input_json: String::new() });
+            }
+            Some("content_block_delta") => {
+                let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let Some(b) = self.blocks.iter_mut().find(|b| b.index == index) else {
+                    return Err(Error::protocol(format!(
+                        "a content_block_delta for block {index}, which never started"
+                    )));
+                };
+                let delta = v.get("delta").cloned().unwrap_or(Value::Null);
+                let append = |b: &mut Block, key: &str, piece: &str| {
+                    let old = b.block.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+                    b.block.insert(key.into(), json!(old + piece));
+                };
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => {
+                        let t = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                        append(b, "text", t);
+                        if !t.is_empty() {
+                            text(t);
+                        }
+                    }
+                    Some("input_json_delta") => {
+                        b.input_json.push_str(delta.get("partial_json").and_then(Value::as_str).unwrap_or(""))
+                    }
+                    Some("thinking_delta") => {
+                        append(b, "thinking", delta.get("thinking").and_then(Value::as_str).unwrap_or(""))
+                    }
+                    Some("signature_delta") => {
+                        b.block.insert("signature".into(), delta.get("signature").cloned().unwrap_or(Value::Null));
+                    }
+                    _ => {}
+                }
+            }
+            Some("message_delta") => {
+                if let Some(r) = v.get("delta").and_then(|d| d.get("stop_reason")) {
+                    self.stop_reason = Some(r.clone());
+                }
+                if let Some(Value::Object(u)) = v.get("usage") {
+                    self.usage.extend(u.clone());
+                }
+            }
+            Some("message_stop") => self.done = true,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Value> {
+        if !self.done {
+            return Err(cut_short());
+        }
+        self.blocks.sort_by_key(|b| b.index);
+        let content: Vec<Value> = self
+            .blocks
+            .into_iter()
+            .map(|mut b| {
+                if b.block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                    let input = match b.input_json.trim() {
+                        "" => b.block.get("input").cloned().unwrap_or_else(|| json!({})),
+                        // Unparseable arguments stay text: the loop then refuses to run the call.
+                        raw => serde_json::from_str(raw).unwrap_or_else(|_| json!(raw)),
+                    };
+                    b.block.insert("input".into(), input);
+                }
+                Value::Object(b.block)
+            })
+            .collect();
+        let mut reply = self.message;
+        reply.insert("content".into(), Value::Array(content));
+        reply.insert("stop_reason".into(), self.stop_reason.unwrap_or(Value::Null));
+        reply.insert("usage".into(), Value::Object(self.usage));
+        Ok(Value::Object(reply))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold(style: Style, events: &[&str]) -> (Result<Value>, Vec<String>) {
+        let mut a = Assembler::new(style);
+        let mut deltas = Vec::new();
+        for e in events {
+            if let Err(err) = a.event(e, &mut |t| deltas.push(t.to_string())) {
+                return (Err(err), deltas);
+            }
+        }
+        (a.finish(), deltas)
+    }
+
+    #[test]
+    fn openai_tool_calls_assemble_by_index() {
+        let (r, deltas) = fold(
+            Style::OpenAi,
+            &[
+                r#"{"choices":[{"delta":{"role":"assistant","content":"Hel"}}]}"#,
+                r#"{"choices":[{"delta":{"content":"lo"}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"g","arguments":"{\"y\""}}]}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":""}}]}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":":2}"}}]}}]}"#,
+                r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+                r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}"#,
+                "[DONE]",
+            ],
+        );
+        let r = r.unwrap();
+        assert_eq!(deltas, ["Hel", "lo"]);
+        let m = &r["choices"][0]["message"];
+        assert_eq!(m["content"], "Hello");
+        assert_eq!(m["tool_calls"][0]["id"], "a");
+        assert_eq!(m["tool_calls"][1]["function"], json!({"name": "g", "arguments": "{\"y\":2}"}));
+        assert_eq!(r["usage"]["total_tokens"], 7);
+    }
+
+    #[test]
+    fn anthropic_blocks_assemble_with_their_input() {
+        let (r, deltas) = fold(
+            Style::Anthropic,
+            &[
+                r#"{"type":"message_start","message":{"id":"m","role":"assistant","model":"c","usage":{"input_tokens":9}}}"#,
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+                r#"{"type":"ping"}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}"#,
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}"#,
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"1}"}}"#,
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}"#,
+                r#"{"type":"message_stop"}"#,
+            ],
+        );
+        let r = r.unwrap();
+        assert_eq!(deltas, ["Hi"]);
+        assert_eq!(r["content"][0], json!({"type": "text", "text": "Hi"}));
+        assert_eq!(r["content"][1]["input"], json!({"a": 1}));
+        assert_eq!((r["usage"]["input_tokens"].as_u64(), r["usage"]["output_tokens"].as_u64()), (Some(9), Some(5)));
+        assert_eq!(r["stop_reason"], "tool_use");
+    }
+
+    #[test]
+    fn cut_garbled_and_error_streams_are_errors() {
+        let (r, _) = fold(Style::OpenAi, &[r#"{"choices":[{"delta":{"content":"x"}}]}"#]);
+        assert_eq!(r.unwrap_err().kind(), crate::ErrorKind::Network);
+        let (r, _) = fold(Style::OpenAi, &["{not json"]);
+        assert_eq!(r.unwrap_err().kind(), crate::ErrorKind::Protocol);
+        let (r, _) =
+            fold(Style::Anthropic, &[r#"{"type":"error","error":{"type":"overloaded_error","message":"busy"}}"#]);
+        assert!(r.unwrap_err().message().contains("busy"));
+        let (r, _) = fold(
+            Style::Anthropic,
+            &[r#"{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"x"}}"#],
+        );
+        assert!(r.is_err());
+        let (r, _) = fold(Style::Anthropic, &[r#"{"type":"message_start","message":{}}"#]);
+        assert_eq!(r.unwrap_err().kind(), crate::ErrorKind::Network);
+    }
+}
