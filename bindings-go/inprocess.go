@@ -6,7 +6,8 @@ import (
 )
 
 // InProcessToolCall is one tool call an in-process model asks for. Arguments may be any
-// value (encoded for you), or a string or json.RawMessage already encoded (passed unchanged).
+// value (encoded for you), or a string, []byte or json.RawMessage already encoded (passed
+// unchanged).
 // An empty ID becomes call_<index>.
 type InProcessToolCall struct {
 	ID        string
@@ -46,8 +47,8 @@ type InProcessOptions struct {
 	// message. It runs on its own goroutine and may block. An error (or a panic) ends the run
 	// at once: nothing is retried.
 	Generate func(InProcessRequest) (InProcessResponse, error)
-	// OnError is the port's way to retry a failed Generate. This engine never retries a host
-	// failure, so it is refused when set rather than never consulted.
+	// OnError is the port's way to retry a failed Generate. A failed Generate ends the run at
+	// once here, so the engine refuses it when set rather than never consult it.
 	OnError       func(ErrorInfo) Tier
 	SystemPrompt  string
 	MaxTurns      int
@@ -69,15 +70,11 @@ func CreateInProcessClient(opts InProcessOptions) *Client {
 		Model: opts.Model, SystemPrompt: opts.SystemPrompt, MaxTurns: opts.MaxTurns, Hooks: opts.Hooks,
 		TimeoutMs: opts.TimeoutMs, Store: opts.Store, OnMetric: opts.OnMetric, WaitFor: opts.WaitFor,
 		RequestParams: opts.RequestParams, BodyTransform: opts.BodyTransform, Headers: opts.Headers,
-		generate: opts.Generate,
+		OnError: opts.OnError, generate: opts.Generate,
 	}}
-	switch {
-	case opts.Generate == nil:
+	if opts.Generate == nil {
 		c.err = bindingError(KindInvalidArgument, "CreateInProcessClient requires a Generate function")
-	case opts.OnError != nil:
-		c.err = bindingError(KindInvalidArgument,
-			"CreateInProcessClient: OnError is not supported: a failed Generate ends the run at once (nothing is retried)")
-	default:
+	} else {
 		c.native, c.err = newEngineClient(c.opts)
 	}
 	c.keep()
@@ -135,6 +132,8 @@ func encodeArguments(a any) (any, error) {
 	case string:
 		return v, nil
 	case json.RawMessage:
+		return string(v), nil
+	case []byte:
 		return string(v), nil
 	default:
 		if _, err := json.Marshal(v); err != nil {

@@ -53,6 +53,26 @@ func TestInProcessRunHaltsAndResumes(t *testing.T) {
 	}
 }
 
+// TestInProcessRawArguments: pre-encoded arguments as []byte reach the tool as JSON.
+func TestInProcessRawArguments(t *testing.T) {
+	n := 0
+	c := tn.CreateInProcessClient(tn.InProcessOptions{Model: "m", Generate: func(tn.InProcessRequest) (tn.InProcessResponse, error) {
+		n++
+		if n == 1 {
+			return tn.InProcessResponse{ToolCalls: []tn.InProcessToolCall{{Name: "echo", Arguments: []byte(`{"a":1}`)}}}, nil
+		}
+		return tn.InProcessResponse{Content: "done"}, nil
+	}})
+	var got map[string]any
+	echo := fn("echo", func(args map[string]any, _ *tn.ToolContext) (tn.ToolResult, error) {
+		got = args
+		return tn.ToolResult{Output: "ok"}, nil
+	})
+	if _, err := c.Run(testCtx(t), "go", toolkit(t, echo)); err != nil || got["a"] != float64(1) {
+		t.Fatalf("%v %v", err, got)
+	}
+}
+
 // TestInProcessFailuresAndRefusals: an error from Generate ends the run once; OnError and a
 // missing Generate are refused.
 func TestInProcessFailuresAndRefusals(t *testing.T) {
@@ -67,8 +87,8 @@ func TestInProcessFailuresAndRefusals(t *testing.T) {
 		t.Fatalf("failure: %v (calls %d)", err, calls.Load())
 	}
 	for name, o := range map[string]tn.InProcessOptions{
-		"Generate": {Model: "m"},
-		"OnError":  {Model: "m", Generate: func(tn.InProcessRequest) (tn.InProcessResponse, error) { return tn.InProcessResponse{}, nil }, OnError: func(tn.ErrorInfo) tn.Tier { return tn.TierFail }},
+		"Generate":           {Model: "m"},
+		"nothing is retried": {Model: "m", Generate: func(tn.InProcessRequest) (tn.InProcessResponse, error) { return tn.InProcessResponse{}, nil }, OnError: func(tn.ErrorInfo) tn.Tier { return tn.TierFail }},
 	} {
 		if _, err := tn.CreateInProcessClient(o).Run(testCtx(t), "hi", nil); !errors.As(err, &e) || e.Kind != tn.KindInvalidArgument || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v", name, err)

@@ -37,8 +37,8 @@ pub fn create_client(env: &Env, options: Unknown) -> napi::Result<Client> {
 /// A client whose model is `generate`, a function of this process (SPEC §8): no URL, no key,
 /// no socket. `generate(request)` gets `{messages, tools, model, body}` and returns one
 /// assistant message (`{content}` or `{toolCalls: [{id?, name, arguments}]}`, `usage`
-/// optional), or a Promise of it. What it throws ends the run at once (`retries` defaults to
-/// 0). Every `createClient` option but `baseUrl`, `apiKey`, `style` and `fetch` (refused).
+/// optional), or a Promise of it. What it throws ends the run at once. Every `createClient`
+/// option but `baseUrl`, `apiKey`, `style`, `fetch` and the retry options (refused).
 #[napi(ts_args_type = "options: InProcessOptions", ts_return_type = "Client")]
 pub fn create_in_process_client(env: &Env, options: Unknown) -> napi::Result<Client> {
     let options: Object = object_arg(env, options, "createInProcessClient", "options")?;

@@ -59,7 +59,13 @@ impl Queue {
     pub fn of(env: &Env) -> napi::Result<Queue> {
         match RUNS.with(|r| r.borrow().as_ref().map(|r| r.deliver.clone())) {
             Some(d) => Ok(Queue(d)),
-            None => first_use(env).map(Queue),
+            None => {
+                let d = first_use(env)?;
+                // Made for a client, not a run: nothing works yet, so it must not hold the
+                // process open (a run refs it when it starts).
+                update(env, |_| {});
+                Ok(Queue(d))
+            }
         }
     }
 
@@ -122,7 +128,10 @@ where
     F: Future<Output = T> + Send + 'static,
     S: FnOnce(&Env, T) -> napi::Result<V> + 'static,
 {
-    let Queue(deliver) = Queue::of(env)?;
+    let deliver = match RUNS.with(|r| r.borrow().as_ref().map(|r| r.deliver.clone())) {
+        Some(d) => d,
+        None => first_use(env)?,
+    };
     let mut deferred = std::ptr::null_mut();
     let mut promise = std::ptr::null_mut();
     // SAFETY: on the JS thread of `env`.

@@ -159,8 +159,9 @@ pub fn in_process_options(
     o: &Object<'_>,
 ) -> napi::Result<engine::Result<engine::Parsed<engine::ClientOptions>>> {
     const F: &str = "createInProcessClient";
-    let skip = ["hooks", "waitFor", "onError", "bodyTransform", "onMetric", "generate"];
-    let plain = plain_json(env, o, F, "options", &skip, &["store", "fetch"])?;
+    let skip = ["hooks", "waitFor", "bodyTransform", "onMetric", "generate"];
+    // The engine refuses `fetch` and `onError` here: it is told whether they were given.
+    let plain = plain_json(env, o, F, "options", &skip, &["store", "fetch", "onError"])?;
     let f: Unknown = o.get_named_property("generate")?;
     if f.get_type()? != ValueType::Function {
         // The JS port's words for it.

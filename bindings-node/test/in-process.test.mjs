@@ -36,8 +36,8 @@ describe('createInProcessClient', () => {
 
   test('what generate throws ends the run, once', async () => {
     let calls = 0
-    const c = createInProcessClient({ model: 'm', retries: 3, generate: () => { calls++; throw new Error('my model blew up') } })
-    await assert.rejects(c.run('hi'), /my model blew up/)
+    const c = createInProcessClient({ model: 'm', generate: () => { calls++; throw new Error('my in-process model blew up') } })
+    await assert.rejects(c.run('hi'), /my in-process model blew up/)
     assert.equal(calls, 1)
   })
 
@@ -46,6 +46,11 @@ describe('createInProcessClient', () => {
       assert.throws(() => createInProcessClient({ model: 'm', generate: () => ({}), [k]: v }),
         (e) => e.code === 'invalid_argument' && e.message.includes(`does not take \`${k}\``) && /no wire/.test(e.message))
     }
+    for (const [k, v] of [['retries', 3], ['onError', () => 'retry']]) {
+      assert.throws(() => createInProcessClient({ model: 'm', generate: () => ({}), [k]: v }),
+        (e) => e.code === 'invalid_argument' && e.message.includes(`does not take \`${k}\``) && /nothing is retried/.test(e.message))
+    }
+    assert.doesNotThrow(() => createInProcessClient({ model: 'm', generate: () => ({}), fetch: null, onError: undefined }))
     assert.throws(() => createInProcessClient({ model: 'm' }), (e) => e.code === 'invalid_argument' && /generate/.test(e.message))
   })
 })

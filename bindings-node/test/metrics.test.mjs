@@ -73,3 +73,15 @@ describe('metrics', () => {
     assert.throws(() => openaiClient(mock, { onMetric: 5 }), /onMetric/)
   })
 })
+
+describe('metrics and the process', () => {
+  test('a client with onMetric that never runs does not keep the process alive', async () => {
+    const { spawnSync } = await import('node:child_process')
+    const script = `const tn = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)});
+      const c = tn.createClient({ baseUrl: 'http://127.0.0.1:9/v1', style: 'openai', model: 'm', apiKey: 'k', onMetric: () => {} });
+      console.log(c.metrics().startsWith('# HELP') ? 'ok' : 'bad')`
+    const child = spawnSync(process.execPath, ['-e', script], { timeout: 10000, encoding: 'utf8' })
+    assert.equal(child.error, undefined, 'the process did not exit by itself within 10 s')
+    assert.equal(child.stdout.trim(), 'ok', child.stderr)
+  })
+})

@@ -11,7 +11,7 @@ use crate::bridge::{LoopWaker, RunTask};
 use crate::convert::from_py;
 use crate::error;
 use crate::host::{LastTransportError, PyBodyTransform, PyGenerate, PyHooks, PyOnError, PyTransport, PyWaitFor};
-use crate::metrics::PyOnMetric;
+use crate::metrics::{PyOnMetric, PyStreamEvents};
 use crate::toolkit::PyToolkit;
 
 /// The host's hook callables: each hook by its name, as a key of a mapping or an attribute of
@@ -136,7 +136,8 @@ impl PyClient {
     /// the caller's `history` unchanged (the Python side puts the caller's own dicts back, as
     /// the published package does, instead of decoding copies). `cancel` is the caller's
     /// `asyncio.Event`, looked at after every host callback (see `bridge::RunCancel`).
-    #[pyo3(signature = (waker, future, toolkit, prompt, history, pending, answer, cancel))]
+    /// With `on_event`, the run streams: each step goes to it as a dict, in order, on the loop.
+    #[pyo3(signature = (waker, future, toolkit, prompt, history, pending, answer, cancel, on_event=None))]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
@@ -149,7 +150,9 @@ impl PyClient {
         pending: Option<Bound<'_, PyAny>>,
         answer: Option<Bound<'_, PyAny>>,
         cancel: Option<Py<PyAny>>,
+        on_event: Option<Py<PyAny>>,
     ) -> PyResult<RunTask> {
+        let stream = on_event.map(|func| engine::StreamTo(Arc::new(PyStreamEvents { func })));
         let history: Vec<Value> = match history {
             Some(h) => match from_py(&h)? {
                 Value::Array(items) => items,
@@ -175,14 +178,8 @@ impl PyClient {
         let run_token = token.clone();
         let fut = async move {
             let given = history.clone();
-            let input = RunInput {
-                prompt,
-                history,
-                toolkit: toolkit.as_deref(),
-                cancel: Some(run_token),
-                resume,
-                stream: None,
-            };
+            let input =
+                RunInput { prompt, history, toolkit: toolkit.as_deref(), cancel: Some(run_token), resume, stream };
             let mut r = client.run_input(input).await?;
             let kept = r.messages.iter().zip(&given).take_while(|(a, b)| a == b).count();
             r.messages.drain(..kept);

@@ -291,8 +291,9 @@ fn transport_error(e: Error, last: Option<&LastTransportError>) -> Error {
     })
 }
 
-impl Transport for PyTransport {
-    fn post(&self, request: HttpRequest) -> BoxFuture<'static, engine::Result<HttpResponse>> {
+impl PyTransport {
+    /// `transport.<method>(url, headers, payload, timeout)` through `_bridge.<bridge>`.
+    fn call(&self, bridge: &'static str, request: HttpRequest) -> BoxFuture<'static, engine::Result<Value>> {
         let (transport, headers) = Python::attach(|py| -> (Py<PyAny>, PyResult<Py<PyDict>>) {
             let headers = PyDict::new(py);
             let filled = request.headers.iter().try_for_each(|(k, v)| {
@@ -307,7 +308,7 @@ impl Transport for PyTransport {
             let headers = headers.map_err(|e| Python::attach(|py| PyHostError::wrap(py, e)))?;
             let timeout = request.timeout.as_secs_f64();
             let url = request.url;
-            let body = bridge_call("transport_post", move |py| {
+            bridge_call(bridge, move |py| {
                 PyTuple::new(
                     py,
                     [
@@ -320,9 +321,34 @@ impl Transport for PyTransport {
                 )
             })
             .await
-            .map_err(|e| transport_error(e, last.as_ref()))?;
-            let body = serde_json::to_vec(&body).map_err(|e| invalid("transport body", e))?;
+            .map_err(|e| transport_error(e, last.as_ref()))
+        })
+    }
+}
+
+impl Transport for PyTransport {
+    fn post(&self, request: HttpRequest) -> BoxFuture<'static, engine::Result<HttpResponse>> {
+        let call = self.call("transport_post", request);
+        Box::pin(async move {
+            let body = serde_json::to_vec(&call.await?).map_err(|e| invalid("transport body", e))?;
             Ok(HttpResponse { status: 200, headers: Vec::new(), body: Bytes::from(body) })
+        })
+    }
+
+    /// The published package's streaming seam: `open(...)` answers the event stream, read
+    /// whole (`_bridge.transport_open`) and handed on in one piece.
+    fn post_streaming<'a>(
+        &'a self,
+        request: HttpRequest,
+        sink: &'a mut dyn engine::BodySink,
+    ) -> BoxFuture<'a, engine::Result<HttpResponse>> {
+        let call = self.call("transport_open", request);
+        Box::pin(async move {
+            match call.await? {
+                Value::String(text) => sink.write(text.as_bytes())?,
+                other => return Err(invalid("transport open()", format!("read as {other}, not text"))),
+            }
+            Ok(HttpResponse { status: 200, headers: Vec::new(), body: Bytes::new() })
         })
     }
 }

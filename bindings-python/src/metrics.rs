@@ -1,7 +1,9 @@
-//! Metrics: the client's `on_metric` callable as the engine's sink, and the engine's registry
-//! as `toolnexus.client.MetricsRegistry`.
+//! What a run reports as it goes: the client's `on_metric` callable as the engine's metric
+//! sink, a stream's event callable, and the engine's registry as
+//! `toolnexus.client.MetricsRegistry`.
 
 use engine::metrics::{MetricEvent, OnMetric};
+use engine::{OnStreamEvent, StreamEvent};
 use pyo3::prelude::*;
 
 use crate::convert::{from_py, to_py};
@@ -15,6 +17,22 @@ pub struct PyOnMetric {
 
 impl OnMetric for PyOnMetric {
     fn on_metric(&self, event: &MetricEvent) {
+        Python::attach(|py| {
+            let called = to_py(py, &event.to_json()).and_then(|ev| self.func.call1(py, (ev,)));
+            if let Err(e) = called {
+                e.write_unraisable(py, Some(self.func.bind(py)));
+            }
+        });
+    }
+}
+
+/// A streamed run's steps, each handed to `func` (the package's queue) as the engine's dict.
+pub struct PyStreamEvents {
+    pub func: Py<PyAny>,
+}
+
+impl OnStreamEvent for PyStreamEvents {
+    fn on_event(&self, event: StreamEvent) {
         Python::attach(|py| {
             let called = to_py(py, &event.to_json()).and_then(|ev| self.func.call1(py, (ev,)));
             if let Err(e) = called {

@@ -50,13 +50,21 @@ def test_a_sync_model_runs_off_the_loop_and_its_failure_is_final() -> None:
 
     def boom(_req: dict) -> dict:
         calls["n"] += 1
-        raise RuntimeError("my model blew up")
+        raise RuntimeError("my in-process model blew up")  # "in-process" is no secret: shown as written
 
-    with pytest.raises(RuntimeError, match="my model blew up"):
-        asyncio.run(tn.create_in_process_client(model="m", generate=boom, retries=3).run("hi"))
+    with pytest.raises(RuntimeError, match="my in-process model blew up"):
+        asyncio.run(tn.create_in_process_client(model="m", generate=boom).run("hi"))
     assert calls["n"] == 1
     sync = tn.create_in_process_client(model="m", generate=lambda _r: {"content": "x"})
     assert asyncio.run(sync.run("hi")).text == "x"
+
+
+def test_a_replaced_post_never_reaches_an_in_process_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolnexus.client as client_mod
+
+    monkeypatch.setattr(client_mod, "_post", lambda *a: {"choices": [{"message": {"content": "from _post"}}]})
+    c = tn.create_in_process_client(model="m", generate=lambda _r: {"content": "from generate"})
+    assert asyncio.run(c.run("hi")).text == "from generate"
 
 
 def test_wire_options_and_bad_answers_are_refused() -> None:
@@ -64,6 +72,9 @@ def test_wire_options_and_bad_answers_are_refused() -> None:
         tn.create_in_process_client(model="m", generate=None)  # type: ignore[arg-type]
     for k, v in [("base_url", "http://x"), ("api_key", "k"), ("style", "openai"), ("http_transport", object())]:
         with pytest.raises(TypeError, match=f"does not take `{k}`.*no wire to configure"):
+            tn.create_in_process_client(model="m", generate=lambda _r: {}, **{k: v})
+    for k, v in [("retries", 3), ("on_error", lambda _i: "retry")]:
+        with pytest.raises(TypeError, match=f"does not take `{k}`.*nothing is retried"):
             tn.create_in_process_client(model="m", generate=lambda _r: {}, **{k: v})
     bad = tn.create_in_process_client(model="m", generate=lambda _r: ["not", "a", "message"])
     with pytest.raises(tn.InvalidArgumentError, match="must answer an object"):

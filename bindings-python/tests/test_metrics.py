@@ -68,7 +68,8 @@ def test_events_come_in_order_with_a_suspension_pending(mock: MockModel) -> None
 
 def test_a_failed_run_reports_its_error_without_the_key(mock: MockModel) -> None:
     events: list[dict[str, Any]] = []
-    mock.script([{"status": 401, "body": {"error": "bad key sk-test-123456"}}])
+    # A 400 body is shown (a 401's is dropped whole), so the key in it must be scrubbed.
+    mock.script([{"status": 400, "body": {"error": {"message": "bad key sk-test-123456"}}}])
     c = client(mock, on_metric=events.append, retries=0)
     with pytest.raises(tn.ProviderError):
         asyncio.run(c.run("hi"))

@@ -80,7 +80,7 @@ struct Broken(AtomicUsize);
 impl InProcessModel for Broken {
     fn generate(&self, _: Value) -> HookFuture<Value> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Err(Error::host("my model blew up".into())) })
+        Box::pin(async { Err(Error::host("my in-process model blew up".into())) })
     }
 }
 
@@ -90,7 +90,8 @@ async fn a_failing_model_ends_the_run_at_once_even_with_retries() {
     let mut o = ClientOptions::in_process("m", model.clone());
     o.retries = 3;
     let e = Client::new(o).unwrap().run("hi", None).await.unwrap_err();
-    assert_eq!((e.kind(), e.message()), (ErrorKind::Host, "my model blew up"));
+    // The word "in-process" is nobody's secret: it is shown as written.
+    assert_eq!((e.kind(), e.message()), (ErrorKind::Host, "my in-process model blew up"));
     assert_eq!(model.0.load(Ordering::SeqCst), 1);
     let streamed = Client::new(ClientOptions::in_process("m", Scripted::new(vec![json!({"content": "x"})]))).unwrap();
     let sink = toolnexus::StreamTo(Arc::new(|_: toolnexus::StreamEvent| {}));

@@ -195,6 +195,47 @@ async fn a_cancelled_call_is_a_failed_call_then_a_failed_run() {
     assert_eq!(ev[1]["error"], "run cancelled");
 }
 
+struct FailAt(&'static str);
+
+impl toolnexus::Hooks for FailAt {
+    fn before_llm(&self, ev: toolnexus::BeforeLlmEvent) -> toolnexus::HookFuture<Option<toolnexus::LlmOverride>> {
+        let fail = self.0 == "before_llm" && ev.turn == 1;
+        Box::pin(async move {
+            if fail {
+                Err(toolnexus::Error::host("no".into()))
+            } else {
+                Ok(None)
+            }
+        })
+    }
+
+    fn after_llm(&self, _: toolnexus::AfterLlmEvent) -> toolnexus::HookFuture<()> {
+        let fail = self.0 == "after_llm";
+        Box::pin(async move {
+            if fail {
+                Err(toolnexus::Error::host("no".into()))
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_run_failed_by_a_hook_reports_the_turn_it_took_and_the_tokens_it_spent() {
+    for (hook, turns, tokens) in [("before_llm", 2, 15), ("after_llm", 1, 15)] {
+        let events = Events::default();
+        let (mut o, _) =
+            client(vec![ScriptedReply::openai_calls(&[("c1", "add", "{}")]), ScriptedReply::openai_text("x")], &events);
+        o.hooks = Some(Arc::new(FailAt(hook)));
+        Client::new(o).unwrap().run("go", Some(&toolkit())).await.unwrap_err();
+        let ev = events.take();
+        let run = ev.last().unwrap();
+        assert_eq!((run["turns"].as_u64(), run["total_tokens"].as_u64()), (Some(turns), Some(tokens)), "{hook}: {run}");
+        assert!(run["error"].is_string());
+    }
+}
+
 struct Hang;
 
 impl toolnexus::Transport for Hang {

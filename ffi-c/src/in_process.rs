@@ -12,10 +12,11 @@ use crate::host::{tn_generate_fn, CGenerate, HostData};
 const FUNC: &str = "tn_client_new_in_process";
 
 /// Makes a client whose model is `generate` (its `user_data` is `callbacks->user_data`): no
-/// URL, no key, no network. `options_json` is `tn_client_new`'s without `base_url`, `api_key`
-/// and `style` (each refused, as is a `transport` callback): `{"model", ...}`; `retries`
-/// defaults to 0, since a model that failed will fail again. Every other callback works as
-/// for `tn_client_new`. Added in ABI version 3.
+/// URL, no key, no network. `options_json` is `tn_client_new`'s without `base_url`, `api_key`,
+/// `style` and the retry options (`retries`, `retry_base_ms`, `retryable_statuses`,
+/// `max_retry_after_ms`), each refused, as are a `transport` and an `on_error` callback: a
+/// model that failed ends the run at once. Every other callback works as for
+/// `tn_client_new`. Added in ABI version 3.
 ///
 /// # Safety
 /// Pointers as documented; `out` must be writable.
@@ -32,6 +33,9 @@ pub unsafe extern "C" fn tn_client_new_in_process(
         let finish = |opts: &mut ClientOptions, cb: Option<&tn_callbacks>, data: Option<&Arc<HostData>>| {
             if cb.is_some_and(|cb| cb.transport.is_some()) {
                 return Err(in_process_refused(FUNC, "transport"));
+            }
+            if cb.is_some_and(|cb| cb.on_error.is_some()) {
+                return Err(in_process_refused(FUNC, "on_error"));
             }
             let (Some(f), Some(data)) = (generate, data) else {
                 return Err(Error::invalid("tn_client_new_in_process needs callbacks and a generate callback"));

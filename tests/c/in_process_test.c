@@ -34,7 +34,7 @@ static tn_client *make(const char *options, int with_transport, int *status, cha
 int main(void) {
   int st = 0;
   char *err = NULL, *out = NULL;
-  tn_client *c = make("{\"model\":\"local\",\"system_prompt\":\"Terse.\",\"retries\":3}", 0, &st, &err);
+  tn_client *c = make("{\"model\":\"local\",\"system_prompt\":\"Terse.\"}", 0, &st, &err);
   CHECK(st == TN_OK && c, "tn_client_new_in_process: %s", err ? err : "");
   CHECK(tn_client_run(c, NULL, "{\"prompt\":\"hi\"}", NULL, &out, &err) == TN_OK, "run: %s", err ? err : "");
   tj *r = tj_parse(out);
@@ -48,13 +48,18 @@ int main(void) {
   CHECK(tn_client_run(c, NULL, "{\"prompt\":\"hi\"}", NULL, &out, &err) == TN_ERR_HOST && err &&
             strstr(err, "my model blew up"),
         "a failure ends the run: %s", err ? err : "");
-  CHECK(g_calls == 1, "once, retries or not (%d)", g_calls);
+  CHECK(g_calls == 1, "once (%d)", g_calls);
   tn_string_free(err);
   err = NULL;
   tn_client_free(c);
 
   c = make("{\"model\":\"m\",\"base_url\":\"http://x\"}", 0, &st, &err);
   CHECK(st == TN_ERR_INVALID_ARGUMENT && !c && err && strstr(err, "no wire to configure"), "base_url refused: %s",
+        err ? err : "");
+  tn_string_free(err);
+  err = NULL;
+  c = make("{\"model\":\"m\",\"retries\":2}", 0, &st, &err);
+  CHECK(st == TN_ERR_INVALID_ARGUMENT && !c && err && strstr(err, "nothing is retried"), "retries refused: %s",
         err ? err : "");
   tn_string_free(err);
   err = NULL;

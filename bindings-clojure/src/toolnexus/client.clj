@@ -224,8 +224,9 @@
   OpenAI request), the answer one assistant message: `{:content \"...\"}` ends the turn,
   `{:tool-calls [{:name :arguments :id?}]}` asks for tools (`:arguments` data or a JSON
   string), `:usage` `{:prompt-tokens :completion-tokens}` optional. The other options are
-  `create-client`'s but `:base-url`, `:api-key`, `:style` and `:http-client`, which throw:
-  there is no wire. What `:generate` throws ends the run at once (`:retries` defaults to 0)."
+  `create-client`'s but `:base-url`, `:api-key`, `:style`, `:http-client` (there is no wire)
+  and `:retries`, `:on-error` (nothing is retried), which throw. What `:generate` throws ends
+  the run at once."
   [opts]
   (when-not (fn? (:generate opts))
     (throw (ex-info "toolnexus: create-in-process-client requires a `:generate` function"

@@ -8,8 +8,6 @@
             [toolnexus.impl.json :as json]
             [toolnexus.tool :as tool]))
 
-(def ^:private request-keys #{:messages :tools :toolkit :toolChoice :system :maxTokens})
-
 (defn translate
   "Translates one turn. `client` is a `toolnexus.client/create-client` map. `request`:
 
@@ -27,10 +25,7 @@
   `:before-llm`/`:after-llm` hooks (once) and `:on-metric` apply as in a run. Throws ex-info
   (kind `:invalid_argument` for a bad request) as `run` does."
   [client request]
-  (let [unknown (remove request-keys (keys request))]
-    (when (seq unknown)
-      (throw (ex-info (str "toolnexus: unknown translate request key(s) " (vec unknown))
-                      {:kind :invalid_argument :code (ffi/status :invalid_argument) :keys (vec unknown)}))))
+  ;; Every key but :toolkit goes to the engine, which reads and checks them all.
   (let [c (client/native-client client)
         tk (tool/native (:toolkit request))
         body (into {} (remove (comp nil? val)) (dissoc request :toolkit))

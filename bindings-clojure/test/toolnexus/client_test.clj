@@ -470,15 +470,17 @@
     (is (= ["local" {:role "system" :content "Terse."} "deploy"]
            [(:model (first @seen)) (first (:messages (first @seen))) (get-in (first @seen) [:tools 0 :function :name])])))
   (let [calls (atom 0)
-        c (client/create-in-process-client {:model "m" :retries 3
+        c (client/create-in-process-client {:model "m"
                                             :generate (fn [_] (swap! calls inc) (throw (RuntimeException. "my model blew up")))})
         e (is (thrown? clojure.lang.ExceptionInfo (client/run c "hi")))]
     (is (= "my model blew up" (ex-message (ex-cause e))))
     (is (= 1 @calls)))
-  (doseq [[k v] [[:base-url "http://x"] [:api-key "k"] [:http-client (fn [_ _ _] nil)]]]
+  (doseq [[k v why] [[:base-url "http://x" #"no wire to configure"] [:api-key "k" #"no wire to configure"]
+                     [:http-client (fn [_ _ _] nil) #"no wire to configure"] [:retries 3 #"nothing is retried"]
+                     [:on-error (fn [_] :retry) #"nothing is retried"]]]
     (let [e (is (thrown? clojure.lang.ExceptionInfo
                          (client/create-in-process-client {:model "m" :generate (fn [_] {}) k v})))]
       (is (= :invalid_argument (:kind (ex-data e))))
-      (is (re-find #"no wire to configure" (ex-message e)) (str k))))
+      (is (re-find why (ex-message e)) (str k))))
   (is (thrown? clojure.lang.ExceptionInfo (client/create-in-process-client {:model "m"})))
   (is (thrown? clojure.lang.ExceptionInfo (client/create-client {:base-url "http://x" :model "m" :generate identity}))))

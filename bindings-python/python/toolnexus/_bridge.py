@@ -143,6 +143,25 @@ async def body_transform(func: Callable[..., Any], body: dict) -> Optional[dict]
     return await _maybe_await(func(body))
 
 
+async def transport_open(transport: Any, url: str, headers: dict, payload: dict, timeout: float) -> str:
+    """A streamed request through the host transport's ``open`` (the published package's
+    streaming seam): its whole answer as text. A transport without ``open`` cannot stream."""
+    open_ = getattr(transport, "open", None)
+    if open_ is None:
+        raise NotImplementedError("toolnexus: this http_transport cannot stream: it has no open()")
+
+    def read() -> str:
+        resp = open_(url, headers, payload, timeout)
+        data = resp.read() if hasattr(resp, "read") else b"".join(resp)
+        return data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else str(data)
+
+    if inspect.iscoroutinefunction(open_):
+        resp = await open_(url, headers, payload, timeout)
+        data = resp.read() if hasattr(resp, "read") else resp
+        return data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else str(data)
+    return await asyncio.to_thread(read)
+
+
 async def generate(func: Callable[..., Any], request: dict) -> Any:
     """An in-process model's answer. A synchronous ``generate`` runs on a worker thread (it may
     compute for a while), as the published package runs it; an async one on the loop."""

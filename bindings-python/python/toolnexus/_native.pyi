@@ -79,6 +79,7 @@ class Client:
         pending: Optional[Any],
         answer: Optional[Any],
         cancel: Optional[Any],
+        on_event: Optional[Any] = None,
     ) -> RunHandle: ...
 
 def _complete(token: int, value: Any) -> None: ...

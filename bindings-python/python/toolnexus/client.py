@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Optional, Protocol, TypedDict, Union
+from typing import Any, AsyncGenerator, Callable, Iterable, Literal, Optional, Protocol, TypedDict, Union
 
 from . import _bridge, _native
 from .errors import ProviderError, RunCancelled, RunTimeout, _HttpError, _warn  # noqa: F401 (re-exported)
@@ -157,7 +157,8 @@ class UrllibTransport:
         return _post(url, headers, payload, timeout)
 
     def open(self, url: str, headers: dict[str, str], payload: dict[str, Any], timeout: float) -> Any:  # noqa: A003
-        raise NotImplementedError("toolnexus: streaming is not available in this build yet")
+        # A client on this transport streams through the engine's own client, never here.
+        raise NotImplementedError("toolnexus: UrllibTransport streams inside the engine; open() is not called")
 
 
 def _empty_usage() -> dict[str, int]:
@@ -270,8 +271,10 @@ class Client:
         }
         options = {k: v for k, v in given.items() if v is not None}
         transport = None if type(self._transport) is UrllibTransport else self._transport
-        if _generate is not None and http_transport is not None:
-            options["http_transport"] = True  # for the engine to refuse: there is no wire
+        if _generate is not None:
+            # Host objects the engine refuses for an in-process client: it is told they were given.
+            refused = {"http_transport": http_transport, "on_error": on_error}
+            options.update({k: True for k, v in refused.items() if v is not None})
             transport = None
         self._native = _native.Client(
             options, wait_for, hooks, on_error, body_transform, transport, on_metric, _generate
@@ -279,7 +282,8 @@ class Client:
         _warn(self._native.warnings)
         # The engine's transport is used as long as ``_post`` is the package's own; a client
         # made for a replaced ``_post`` is built on first need (it counts into the same metrics).
-        self._default_transport = transport is None
+        # An in-process client has its own transport: ``_post`` never reaches it.
+        self._default_transport = transport is None and _generate is None
         self._native_replaced: Optional[_native.Client] = None
 
     def _engine_client(self) -> _native.Client:
@@ -307,13 +311,14 @@ class Client:
         history: Optional[list[dict[str, Any]]],
         pending: Optional[dict[str, Any]] = None,
         answer: Optional[dict[str, Any]] = None,
+        on_event: Optional[Callable[[dict[str, Any]], None]] = None,
     ) -> RunResult:
         native_tk = toolkit._native if toolkit is not None else None
         if history is not None and not isinstance(history, list):
             history = list(history)
         raw = await _bridge.drive(
             lambda waker, fut: self._engine_client().start(
-                waker, fut, native_tk, prompt, history or None, pending, answer, cancel,
+                waker, fut, native_tk, prompt, history or None, pending, answer, cancel, on_event,
             ),
             cancel,
         )
@@ -336,6 +341,52 @@ class Client:
         if not isinstance(prompt, str):
             raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
         return await self._start(toolkit, cancel, prompt, history)
+
+    async def stream(
+        self,
+        prompt: Union[str, list[Any]],
+        toolkit: Optional[Toolkit] = None,
+        *,
+        id: Optional[str] = None,  # noqa: A002 (upstream's name)
+        cancel: Optional[asyncio.Event] = None,
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """Runs the loop on ``prompt`` as :meth:`run` does, streaming: yields each step as it
+        happens: ``{"type": "text", "delta"}`` as the model's text arrives, ``{"type":
+        "tool_call", "id", "name", "args"}``, ``{"type": "pending", "request"}`` (a
+        :class:`Request`, before ``wait_for`` is asked, or the one the run halts on),
+        ``{"type": "tool_result", "id", "name", "output", "is_error"}``, ``{"type": "usage",
+        "usage"}``, and last ``{"type": "done", "result"}`` (the :class:`RunResult`). A failed
+        run raises from the iteration. ``id`` (a conversation kept by a store) needs
+        conversation memory, which this build does not have yet."""
+        if id is not None:
+            raise NotImplementedError("toolnexus: stream(id=...) needs conversation memory, not in this build yet")
+        if not isinstance(prompt, str):
+            raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
+        events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        def on_event(ev: dict[str, Any]) -> None:
+            if ev["type"] == "pending":
+                ev["request"] = request_from_wire(ev["request"])
+            events.put_nowait(ev)
+
+        run = asyncio.ensure_future(self._start(toolkit, cancel, prompt, None, on_event=on_event))
+        try:
+            while True:
+                if events.empty():
+                    got = asyncio.ensure_future(events.get())
+                    await asyncio.wait({got, run}, return_when=asyncio.FIRST_COMPLETED)
+                    if not got.done():
+                        got.cancel()
+                        break
+                    yield got.result()
+                else:
+                    yield events.get_nowait()
+            while not events.empty():
+                yield events.get_nowait()
+            yield {"type": "done", "result": run.result()}
+        finally:
+            if not run.done():
+                run.cancel()
 
     async def translate(
         self,

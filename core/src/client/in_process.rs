@@ -21,12 +21,25 @@ use crate::warning::Parsed;
 /// The base URL an in-process client carries: never dialled, and `.invalid` can never resolve.
 pub const IN_PROCESS_BASE_URL: &str = "http://in-process.invalid/v1";
 
-/// The API key an in-process client carries, so that none is looked up in the environment.
-const IN_PROCESS_KEY: &str = "in-process";
+/// Options an in-process client refuses: the wire settings, each binding's own name for a
+/// host transport (`http_transport`, `fetch`, `http_client`), and the retry settings (a
+/// failed model ends the run at once). A binding reports a host function as given (`true`).
+pub const IN_PROCESS_REFUSED: [&str; 11] = [
+    "base_url",
+    "api_key",
+    "style",
+    "http_transport",
+    "fetch",
+    "http_client",
+    "retries",
+    "retry_base_ms",
+    "retryable_statuses",
+    "max_retry_after_ms",
+    "on_error",
+];
 
-/// Options an in-process client refuses: the wire settings, and each binding's own name for a
-/// host transport (`http_transport`, `fetch`, `http_client`), which a binding reports as given.
-pub const IN_PROCESS_REFUSED: [&str; 6] = ["base_url", "api_key", "style", "http_transport", "fetch", "http_client"];
+/// The refused options that are about retrying.
+const RETRY_OPTIONS: [&str; 5] = ["retries", "retry_base_ms", "retryable_statuses", "max_retry_after_ms", "on_error"];
 
 /// A model running in the host. `request` is `{"messages", "tools" (or null), "model",
 /// "body"}`; the answer is one assistant message: `{"content"}` ends the turn, `{"tool_calls":
@@ -143,9 +156,15 @@ fn wire_call(i: usize, c: &Value) -> Result<Value> {
     Ok(json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}))
 }
 
-/// The error for a wire option (`option`, as its user wrote it) given to `func`, a binding's
-/// in-process constructor.
+/// The error for a refused option (`option`, as its user wrote it) given to `func`, a
+/// binding's in-process constructor.
 pub fn in_process_refused(func: &str, option: &str) -> Error {
+    if RETRY_OPTIONS.contains(&snake_case(option).as_str()) {
+        return Error::invalid(format!(
+            "toolnexus: {func} does not take `{option}` — a failed in-process model ends the run at once: \
+             nothing is retried."
+        ));
+    }
     Error::invalid(format!(
         "toolnexus: {func} does not take `{option}` — an in-process model has no wire to configure. \
          Use the ordinary client constructor for a network-backed model."
@@ -153,34 +172,37 @@ pub fn in_process_refused(func: &str, option: &str) -> Error {
 }
 
 impl ClientOptions {
-    /// An in-process client of `model`: no URL, no key, no retries (a model that raised will
-    /// raise again).
+    /// An in-process client of `model`: no URL, no key needed, no retries (a model that
+    /// raised will raise again).
     pub fn in_process(model: impl Into<String>, generate: Arc<dyn InProcessModel>) -> ClientOptions {
         let mut o = ClientOptions::new(IN_PROCESS_BASE_URL, Style::OpenAi, model);
-        o.api_key = Some(IN_PROCESS_KEY.into());
+        o.require_api_key = false;
         o.retries = 0;
         o.transport = Some(Arc::new(InProcessTransport(generate)));
         o
     }
 
     /// [`ClientOptions::from_json`] for an in-process client (`func` names the binding's
-    /// constructor in errors): a wire option is an [`crate::ErrorKind::InvalidArgument`]
-    /// error, `retries` defaults to 0. The binding sets the transport with
-    /// [`InProcessTransport`].
+    /// constructor in errors): an option of [`IN_PROCESS_REFUSED`] given (anything but `null`
+    /// or `false`) is an [`crate::ErrorKind::InvalidArgument`] error. The binding sets the
+    /// transport with [`InProcessTransport`].
     pub fn in_process_from_json(json: &Value, func: &str) -> Result<Parsed<ClientOptions>> {
         let o = json.as_object().ok_or_else(|| Error::invalid(format!("{func} options must be an object")))?;
-        if let Some(k) = o.keys().find(|k| IN_PROCESS_REFUSED.contains(&snake_case(k).as_str())) {
+        let given = |v: &Value| !matches!(v, Value::Null | Value::Bool(false));
+        if let Some((k, _)) = o.iter().find(|(k, v)| IN_PROCESS_REFUSED.contains(&snake_case(k).as_str()) && given(v)) {
             return Err(in_process_refused(func, k));
         }
         let camel = o.keys().any(|k| k.bytes().any(|b| b.is_ascii_uppercase()));
-        let mut full = o.clone();
         let name = |snake: &str| if camel { crate::spec_json::camel_case(snake) } else { snake.to_string() };
+        let mut full: serde_json::Map<String, Value> = o
+            .iter()
+            .filter(|(k, _)| !IN_PROCESS_REFUSED.contains(&snake_case(k).as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         full.insert(name("base_url"), json!(IN_PROCESS_BASE_URL));
         full.insert("style".into(), json!("openai"));
-        full.insert(name("api_key"), json!(IN_PROCESS_KEY));
-        if !o.keys().any(|k| snake_case(k) == "retries") {
-            full.insert("retries".into(), json!(0));
-        }
+        full.insert(name("require_api_key"), json!(false));
+        full.insert("retries".into(), json!(0));
         ClientOptions::from_json(&Value::Object(full))
     }
 }
@@ -221,23 +243,25 @@ mod tests {
     }
 
     #[test]
-    fn wire_options_are_refused_and_retries_default_to_none() {
+    fn wire_and_retry_options_are_refused() {
         let f = "create_in_process_client";
         let p = ClientOptions::in_process_from_json(&json!({"model": "m", "system_prompt": "s"}), f).unwrap().value;
-        assert_eq!(
-            (p.base_url.as_str(), p.retries, p.api_key.as_deref()),
-            (IN_PROCESS_BASE_URL, 0, Some("in-process"))
-        );
-        let p =
-            ClientOptions::in_process_from_json(&json!({"model": "m", "maxTurns": 3, "retries": 2}), f).unwrap().value;
-        assert_eq!((p.max_turns, p.retries), (3, 2));
-        for k in ["base_url", "apiKey", "style", "http_transport", "fetch"] {
-            let e = ClientOptions::in_process_from_json(&json!({"model": "m", k: "x"}), f).unwrap_err();
-            assert!(
-                e.message().contains(&format!("does not take `{k}`")) && e.message().contains("no wire"),
-                "{}",
-                e.message()
-            );
+        assert_eq!((p.base_url.as_str(), p.retries, p.require_api_key), (IN_PROCESS_BASE_URL, 0, false));
+        let given_as_absent = json!({"model": "m", "maxTurns": 3, "fetch": null, "onError": false});
+        assert_eq!(ClientOptions::in_process_from_json(&given_as_absent, f).unwrap().value.max_turns, 3);
+        for (k, why) in [
+            ("base_url", "no wire"),
+            ("apiKey", "no wire"),
+            ("style", "no wire"),
+            ("http_transport", "no wire"),
+            ("fetch", "no wire"),
+            ("retries", "nothing is retried"),
+            ("onError", "nothing is retried"),
+            ("retry_base_ms", "nothing is retried"),
+        ] {
+            let e = ClientOptions::in_process_from_json(&json!({"model": "m", k: 2}), f).unwrap_err();
+            let m = e.message();
+            assert!(m.contains(&format!("does not take `{k}`")) && m.contains(why), "{m}");
         }
     }
 }

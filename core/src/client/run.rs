@@ -250,6 +250,8 @@ impl Client {
             self.check_live(&env.cancel, deadline)?;
             let turn = st.turns;
             st.turns += 1;
+            // A run that fails from here on (a hook, the body transform) still took this turn.
+            st.report(progress);
             let mut turn_model = opts.model.clone();
             if let (Some(h), true) = (&opts.hooks, enabled.before_llm) {
                 let ev = BeforeLlmEvent {
@@ -282,16 +284,18 @@ impl Client {
             self.check_live(&env.cancel, deadline)?;
             let timer = LlmTimer::start(meter, &st.model);
             let response = caller.call(Bytes::from(body), stream.map(|s| (opts.style, s))).await?;
-            timer.ok(wire::usage_of(opts.style, &response));
+            let usage = wire::usage_of(opts.style, &response);
+            timer.ok(usage);
+            // Counted before after_llm, which may fail the run: the tokens were spent anyway.
+            // They come from the provider: saturate rather than overflow.
+            st.usage.prompt_tokens = st.usage.prompt_tokens.saturating_add(usage.prompt_tokens);
+            st.usage.completion_tokens = st.usage.completion_tokens.saturating_add(usage.completion_tokens);
+            st.usage.total_tokens = st.usage.total_tokens.saturating_add(usage.total_tokens);
+            st.report(progress);
             if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
                 h.after_llm(AfterLlmEvent { response: response.clone(), model: st.model.clone(), turn }).await?;
             }
             let reply = wire::parse_reply(opts.style, response)?;
-            // Counts come from the provider: saturate rather than overflow.
-            st.usage.prompt_tokens = st.usage.prompt_tokens.saturating_add(reply.usage.prompt_tokens);
-            st.usage.completion_tokens = st.usage.completion_tokens.saturating_add(reply.usage.completion_tokens);
-            st.usage.total_tokens = st.usage.total_tokens.saturating_add(reply.usage.total_tokens);
-            st.report(progress);
             st.last_text = reply.text;
             if let Some(m) = reply.message {
                 st.messages.push(m);

@@ -230,7 +230,8 @@ impl AnthropicTurn {
     }
 
     fn finish(mut self) -> Result<Value> {
-        if !self.done {
+        // A stop reason says the model finished, even when `message_stop` never came.
+        if !self.done && self.stop_reason.as_ref().is_none_or(Value::is_null) {
             return Err(cut_short());
         }
         self.blocks.sort_by_key(|b| b.index);

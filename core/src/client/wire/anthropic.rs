@@ -58,9 +58,8 @@ pub(super) fn parse(mut body: Value) -> Result<Reply> {
         }
         kept.push(b);
     }
-    let usage = body.get("usage").map(usage).unwrap_or_default();
     let message = if kept.is_empty() { None } else { Some(json!({"role": "assistant", "content": kept})) };
-    Ok(Reply { message, text, calls, usage })
+    Ok(Reply { message, text, calls })
 }
 
 pub(super) fn call(i: usize, b: &Value) -> Result<Call> {

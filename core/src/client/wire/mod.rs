@@ -41,7 +41,6 @@ pub(crate) struct Reply {
     pub message: Option<Value>,
     pub text: String,
     pub calls: Vec<Call>,
-    pub usage: Usage,
 }
 
 /// The `tools` field: the toolkit's cached JSON when unchanged, else the values.

@@ -46,7 +46,6 @@ pub(super) fn parse(mut body: Value) -> Result<Reply> {
             )));
         }
     };
-    let usage = body.get("usage").map(usage).unwrap_or_default();
     if let Some(m) = msg.as_object_mut() {
         // What the model said is the assistant's turn, whatever role a provider wrote (or
         // left out): recorded otherwise, its tool turn could not be found on resume.
@@ -57,7 +56,7 @@ pub(super) fn parse(mut body: Value) -> Result<Reply> {
         }
     }
     let message = if text.is_empty() && calls.is_empty() { None } else { Some(msg) };
-    Ok(Reply { message, text, calls, usage })
+    Ok(Reply { message, text, calls })
 }
 
 fn openai_text(content: Option<&Value>) -> Result<String> {
