@@ -100,6 +100,23 @@ export interface TranslateResult {
   raw?: any
 }
 
+/** One step of a streamed run (`client.stream`), in the JS port's shapes. */
+export type StreamEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; id: string; name: string; args: Record<string, unknown> }
+  | { type: 'tool_result'; id: string; name: string; output: string; isError: boolean }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'pending'; request: Request }
+  | { type: 'done'; result: RunResult }
+
+export interface Client {
+  /** `run`, streamed: text deltas as they arrive, each tool call and result, a suspension
+   * (before `waitFor`, or the one a durable halt stops on), the usage, then `done` with the
+   * result. A failed run throws from the iteration. `id` (conversation memory) is not
+   * available yet. */
+  stream(prompt: string, options?: RunOptions & { id?: string }): AsyncGenerator<StreamEvent, void, unknown>
+}
+
 /** `defineTool` options: `run` (the rest of the interface is generated below). */
 export interface DefineToolOptions {
   /**

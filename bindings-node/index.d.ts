@@ -100,6 +100,23 @@ export interface TranslateResult {
   raw?: any
 }
 
+/** One step of a streamed run (`client.stream`), in the JS port's shapes. */
+export type StreamEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; id: string; name: string; args: Record<string, unknown> }
+  | { type: 'tool_result'; id: string; name: string; output: string; isError: boolean }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'pending'; request: Request }
+  | { type: 'done'; result: RunResult }
+
+export interface Client {
+  /** `run`, streamed: text deltas as they arrive, each tool call and result, a suspension
+   * (before `waitFor`, or the one a durable halt stops on), the usage, then `done` with the
+   * result. A failed run throws from the iteration. `id` (conversation memory) is not
+   * available yet. */
+  stream(prompt: string, options?: RunOptions & { id?: string }): AsyncGenerator<StreamEvent, void, unknown>
+}
+
 /** `defineTool` options: `run` (the rest of the interface is generated below). */
 export interface DefineToolOptions {
   /**
@@ -178,6 +195,11 @@ export type McpStatus = 'connected' | 'disabled' | 'failed'
 export declare class Client {
   /** Runs `prompt` (with `toolkit`, continuing `history`) through the tool-calling loop. */
   run(prompt: string, options?: RunOptions | undefined | null): Promise<RunResult>
+  /**
+   * `run`, streamed: `onEvent` gets each step (the JS port's `StreamEvent`s but `done`) in
+   * order, before the Promise settles. `index.js` makes it the port's `stream` iterator.
+   */
+  _stream(prompt: string, options: RunOptions | undefined | null, onEvent: (event: StreamEvent) => void): Promise<RunResult>
   /**
    * One turn as a translator (SPEC §11): exactly one provider call, no loop, no tool runs,
    * no state; the turn comes back OpenAI-shaped (`{text, toolCalls[{id, name, arguments}],

@@ -112,6 +112,8 @@ struct Start {
     /// `(pending, answer)` as the host passed them, read inside the run so a malformed one
     /// rejects the Promise like any run failure.
     resume: Option<(Value, Value)>,
+    /// Where a streamed run's steps go (`stream`, see `index.js`).
+    stream: Option<engine::StreamTo>,
 }
 
 #[napi]
@@ -138,8 +140,40 @@ impl Client {
             prompt: Some(prompt),
             history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
             resume: None,
+            stream: None,
         };
         self.start(env, start, signal, "run")
+    }
+
+    /// `run`, streamed: `onEvent` gets each step (the JS port's `StreamEvent`s but `done`) in
+    /// order, before the Promise settles. `index.js` makes it the port's `stream` iterator.
+    #[napi(
+        js_name = "_stream",
+        ts_args_type = "prompt: string, options: RunOptions | undefined | null, onEvent: (event: StreamEvent) => void",
+        ts_return_type = "Promise<RunResult>"
+    )]
+    pub fn stream_run<'e>(
+        &self,
+        env: &'e Env,
+        prompt: Unknown<'e>,
+        options: Unknown<'e>,
+        on_event: Function<'e, Json, ()>,
+    ) -> napi::Result<PromiseRaw<'e, Raw>> {
+        let prompt: String = arg(env, prompt, "stream", "prompt", "a string")?;
+        let options: Option<RunOptions> = optional_object_arg(env, options, "stream", "options")?;
+        let (toolkit, history, signal) = match options {
+            Some(o) => (o.toolkit, o.history, o.signal),
+            None => (None, None, None),
+        };
+        let sink = crate::metrics::JsSink::new(env, on_event, "stream")?;
+        let start = Start {
+            toolkit: toolkit.map(|t| t.snapshot()),
+            prompt: Some(prompt),
+            history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
+            resume: None,
+            stream: Some(engine::StreamTo(Arc::new(sink))),
+        };
+        self.start(env, start, signal, "stream")
     }
 
     /// One turn as a translator (SPEC §11): exactly one provider call, no loop, no tool runs,
@@ -202,8 +236,13 @@ impl Client {
         let answer: Value = arg(env, answer, F, "answer", "an Answer object")?;
         let options: Option<ResumeOptions> = optional_object_arg(env, options, F, "options")?;
         let history = history_of(history).map_err(|e| throw(env, e))?;
-        let start =
-            Start { toolkit: toolkit.map(|t| t.snapshot()), prompt: None, history, resume: Some((pending, answer)) };
+        let start = Start {
+            toolkit: toolkit.map(|t| t.snapshot()),
+            prompt: None,
+            history,
+            resume: Some((pending, answer)),
+            stream: None,
+        };
         self.start(env, start, options.and_then(|o| o.signal), F)
     }
 }
@@ -238,7 +277,7 @@ impl Client {
                 toolkit: start.toolkit.as_deref(),
                 cancel: Some(token),
                 resume,
-                stream: None,
+                stream: start.stream,
             };
             client.run_input(input).await
         };

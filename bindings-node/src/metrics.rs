@@ -1,4 +1,4 @@
-//! `onMetric`: each engine metric event reaches the host's function on the JS thread, in
+//! `onMetric` and a stream's events: each reaches the host's function on the JS thread, in
 //! order and before the Promise of its run settles (they share the runs' delivery queue, see
 //! `keepalive.rs`), as the JS port's event objects (camelCase keys).
 
@@ -13,31 +13,42 @@ use crate::keepalive::Queue;
 
 type Sink = FunctionRef<Json, ()>;
 
-/// The host's `onMetric`.
-pub struct JsOnMetric {
+/// A host function receiving events: the client's `onMetric`, or a stream's consumer.
+pub struct JsSink {
     func: Arc<Sink>,
     queue: Queue,
+    /// Names the function in the warning for what it threw.
+    what: &'static str,
 }
 
-impl JsOnMetric {
+impl JsSink {
     /// Must run on the JS thread.
-    pub fn new(env: &Env, f: Function<'_, Json, ()>) -> napi::Result<JsOnMetric> {
-        Ok(JsOnMetric { func: Arc::new(f.create_ref()?), queue: Queue::of(env)? })
+    pub fn new(env: &Env, f: Function<'_, Json, ()>, what: &'static str) -> napi::Result<JsSink> {
+        Ok(JsSink { func: Arc::new(f.create_ref()?), queue: Queue::of(env)?, what })
     }
-}
 
-impl OnMetric for JsOnMetric {
-    fn on_metric(&self, event: &MetricEvent) {
-        let func = self.func.clone();
-        let event = event.to_json_camel();
+    fn send(&self, event: serde_json::Value) {
+        let (func, what) = (self.func.clone(), self.what);
         self.queue.send(Box::new(move |env| {
             let called = func.borrow_back(env).and_then(|f| f.call(Json(event)));
             // An observer cannot fail the run: what it threw becomes a process warning.
             if let Err(e) = called {
                 let w =
-                    engine::Warning { code: "metric_sink_failed", message: format!("[toolnexus] onMetric threw: {e}") };
+                    engine::Warning { code: "metric_sink_failed", message: format!("[toolnexus] {what} threw: {e}") };
                 let _ = crate::warning::emit(env, &[w]);
             }
         }));
+    }
+}
+
+impl OnMetric for JsSink {
+    fn on_metric(&self, event: &MetricEvent) {
+        self.send(event.to_json_camel());
+    }
+}
+
+impl engine::OnStreamEvent for JsSink {
+    fn on_event(&self, event: engine::StreamEvent) {
+        self.send(event.to_json_camel());
     }
 }

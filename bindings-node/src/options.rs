@@ -14,7 +14,7 @@ use crate::call::{callback, MaybePromise};
 use crate::callbacks::{ErrorInfoEvent, JsBodyTransform, JsGenerate, JsHooks, JsOnError, JsWaitFor};
 use crate::convert::{Json, Request};
 use crate::fetch::{FetchCall, FetchReply, JsFetch};
-use crate::metrics::JsOnMetric;
+use crate::metrics::JsSink;
 
 /// `createClient` options (the JS port's names; defaults as upstream). The type the
 /// declarations show; the options themselves are read by the engine (see [`engine_options`]).
@@ -216,7 +216,7 @@ fn host_options(
         e.transport = Some(Arc::new(JsFetch::new(f)?));
     }
     if let Some(f) = o.get_named_property::<Option<Function<Json, ()>>>("onMetric")? {
-        e.on_metric = Some(Arc::new(JsOnMetric::new(env, f)?));
+        e.on_metric = Some(Arc::new(JsSink::new(env, f, "onMetric")?));
     }
     Ok(Ok(parsed))
 }

@@ -70,6 +70,21 @@ impl StreamEvent {
     }
 }
 
+impl StreamEvent {
+    /// [`StreamEvent::to_json`] with the JS and Go ports' key names (`isError`, `usage`'s
+    /// `promptTokens`, ...); a Request keeps its wire keys.
+    pub fn to_json_camel(&self) -> Value {
+        let mut v = self.to_json();
+        if let Some(is_error) = v.as_object_mut().and_then(|o| o.remove("is_error")) {
+            v["isError"] = is_error;
+        }
+        if let Some(Value::Object(u)) = v.get_mut("usage") {
+            *u = std::mem::take(u).into_iter().map(|(k, n)| (crate::spec_json::camel_case(&k), n)).collect();
+        }
+        v
+    }
+}
+
 /// The host's end of a stream. Called in order on the thread driving the run; keep it quick.
 pub trait OnStreamEvent: Send + Sync {
     /// One event.
