@@ -107,6 +107,14 @@ int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, cons
   return tn_client_run_async(client, toolkit, input_json, cancel, done_tr, (void *)scope, error_out);
 }
 
+/* A streamed run's events: user_data is the run's own scope, as for done. */
+static void stream_event_tr(void *ud, const char *event_json) { goStreamEvent((uintptr_t)ud, (char *)event_json); }
+
+int32_t tn_go_stream_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
+                           const tn_cancel *cancel, uintptr_t scope, char **error_out) {
+  return tn_client_stream_async(client, toolkit, input_json, cancel, stream_event_tr, done_tr, (void *)scope, error_out);
+}
+
 int32_t tn_go_translate_async(const tn_client *client, const tn_toolkit *toolkit, const char *request_json,
                               const tn_cancel *cancel, uintptr_t scope, char **error_out) {
   return tn_client_translate_async(client, toolkit, request_json, cancel, done_tr, (void *)scope, error_out);

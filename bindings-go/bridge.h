@@ -50,6 +50,10 @@ int32_t tn_go_client_new_in_process(const char *options_json, uint32_t wired, ui
 int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
                         const tn_cancel *cancel, uintptr_t scope, char **error_out);
 
+/* tn_client_stream_async, as tn_go_run_async; the run's events go to goStreamEvent(scope, ...). */
+int32_t tn_go_stream_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
+                           const tn_cancel *cancel, uintptr_t scope, char **error_out);
+
 /* tn_client_translate_async, as tn_go_run_async. */
 int32_t tn_go_translate_async(const tn_client *client, const tn_toolkit *toolkit, const char *request_json,
                               const tn_cancel *cancel, uintptr_t scope, char **error_out);

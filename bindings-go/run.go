@@ -28,7 +28,7 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 	}
 	in := cstring(string(inputJSON))
 	defer freeC(in)
-	out, err := c.engineCall(ctx, tk, "run", func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
+	out, err := c.engineCall(ctx, tk, "run", nil, func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
 		return C.tn_go_run_async(c.native, toolkit, in, cancel, h, errJSON)
 	})
 	if err != nil {
@@ -43,8 +43,9 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 
 // engineCall makes one asynchronous engine call (a run, a translation) with a scope bound to
 // this call's context as its user_data, fires the engine's cancellation when ctx ends, and
-// waits for the outcome's JSON; a failed call is its *Error. what names it in errors.
-func (c *Client) engineCall(ctx context.Context, tk *Toolkit, what string,
+// waits for the outcome's JSON; a failed call is its *Error. what names it in errors; events,
+// when set, gets a streamed run's events (their JSON) on the library's thread.
+func (c *Client) engineCall(ctx context.Context, tk *Toolkit, what string, events func(string),
 	start func(*C.tn_toolkit, *C.tn_cancel, C.uintptr_t, **C.char) C.int32_t) (string, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -56,6 +57,7 @@ func (c *Client) engineCall(ctx context.Context, tk *Toolkit, what string,
 	runCtx, stop := c.runContext(ctx)
 	defer stop()
 	sc := newScope(runCtx, &c.opts)
+	sc.onEvent = events
 	out, err := awaitEngine(ctx, sc, func(cancel *C.tn_cancel, h C.uintptr_t) error {
 		return withToolkit(tk, func(toolkit *C.tn_toolkit) error {
 			defer runtime.KeepAlive(c) // its engine client is freed by its finalizer

@@ -17,6 +17,8 @@ type runScope struct {
 	opts *ClientOptions // nil for Toolkit.Execute
 	// done receives the engine's outcome (buffered: the library's thread never waits).
 	done chan runOutcome
+	// onEvent gets a streamed run's events (their JSON), on the library's thread.
+	onEvent func(string)
 
 	mu       sync.Mutex
 	hostErrs []error // host callables' errors; host_ref i+1 names hostErrs[i]

@@ -95,7 +95,7 @@ func (c *Client) Translate(ctx context.Context, req TranslateRequest) (Translate
 	}
 	in := cstring(string(raw))
 	defer freeC(in)
-	out, err := c.engineCall(ctx, req.Toolkit, "translate", func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
+	out, err := c.engineCall(ctx, req.Toolkit, "translate", nil, func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
 		return C.tn_go_translate_async(c.native, toolkit, in, cancel, h, errJSON)
 	})
 	if err != nil {
