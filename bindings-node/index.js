@@ -14,26 +14,40 @@ native.Toolkit.prototype.register = function register(...tools) {
 
 // `stream(prompt, {toolkit, history, signal})` as in the JS port: an async iterator of the
 // run's steps, then `{type: 'done', result}`. The engine delivers every step before the run's
-// Promise settles; a failed run throws from the iteration.
+// Promise settles; a failed run throws from the iteration, and leaving the loop early aborts
+// the run.
 native.Client.prototype.stream = async function* stream(prompt, options) {
   if (options && options.id !== undefined && options.id !== null) {
     throw new errors.InvalidArgumentError('stream: options.id needs conversation memory, which this build does not have yet')
   }
+  const stop = new AbortController()
+  const signal = options && options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal
   const events = []
   let wake = null
-  const run = this._stream(prompt, options, (ev) => {
+  const run = this._stream(prompt, { ...options, signal }, (ev) => {
     events.push(ev)
     if (wake) wake()
   })
   let settled = false
-  run.then(() => { settled = true; if (wake) wake() }, () => { settled = true; if (wake) wake() })
-  while (true) {
-    while (events.length) yield events.shift()
-    if (settled) break
-    await new Promise((resolve) => { wake = resolve })
-    wake = null
+  const settle = () => {
+    settled = true
+    if (wake) wake()
   }
-  yield { type: 'done', result: await run }
+  run.then(settle, settle)
+  try {
+    while (true) {
+      while (events.length) yield events.shift()
+      if (settled) break
+      await new Promise((resolve) => { wake = resolve })
+      wake = null
+    }
+    yield { type: 'done', result: await run }
+  } finally {
+    if (!settled) {
+      stop.abort()
+      await run.catch(() => {})
+    }
+  }
 }
 
 module.exports = {

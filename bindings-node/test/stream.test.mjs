@@ -62,6 +62,18 @@ describe('stream', () => {
     assert.deepEqual(events[2], { type: 'tool_result', id: 'c1', name: 'ask', output: 'told', isError: false })
   })
 
+  test('leaving the loop early aborts the run', async () => {
+    answers = [[text('Hel')[0], '<wait>', ...text('lo')]]
+    const metrics = []
+    for await (const ev of client({ onMetric: (m) => metrics.push(m) }).stream('hi')) {
+      if (ev.type === 'text') break
+    }
+    // The server holds the rest for 5 s; the run ends at once, cancelled, when the loop is left.
+    const run = metrics.find((m) => m.event === 'run')
+    assert.ok(run && /cancel/.test(run.error), JSON.stringify(metrics))
+    gate()
+  })
+
   test('a failed run throws from the iteration; id is refused', async () => {
     answers = [['data: {nope\n\n']]
     await assert.rejects(async () => { for await (const _ of client().stream('hi')) { /* drain */ } }, (e) => e.code === 'protocol')
