@@ -395,10 +395,11 @@ int32_t tn_cancel_fire(const struct tn_cancel *cancel,
 void tn_cancel_free(struct tn_cancel *cancel);
 
 // Makes a client whose model is `generate` (its `user_data` is `callbacks->user_data`): no
-// URL, no key, no network. `options_json` is `tn_client_new`'s without `base_url`, `api_key`
-// and `style` (each refused, as is a `transport` callback): `{"model", ...}`; `retries`
-// defaults to 0, since a model that failed will fail again. Every other callback works as
-// for `tn_client_new`. Added in ABI version 3.
+// URL, no key, no network. `options_json` is `tn_client_new`'s without `base_url`, `api_key`,
+// `style` and the retry options (`retries`, `retry_base_ms`, `retryable_statuses`,
+// `max_retry_after_ms`), each refused, as are a `transport` and an `on_error` callback: a
+// model that failed ends the run at once. Every other callback works as for
+// `tn_client_new`. Added in ABI version 3.
 //
 // # Safety
 // Pointers as documented; `out` must be writable.
