@@ -118,6 +118,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)] // 4 MiB fed a byte at a time: minutes when interpreted
     fn bounds_and_encoding_are_errors() {
         let mut r = SseReader::default();
         let long = vec![b'x'; MAX_LINE + 1];
