@@ -49,13 +49,9 @@ fn call_of(c: wire::Call) -> ParsedCall {
 pub fn parse_reply(style: Style, body: &[u8]) -> Result<ParsedReply> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| Error::protocol(format!("provider answered 200 with a body that is not JSON ({e})")))?;
+    let usage = wire::usage_of(style, &value);
     let r = wire::parse_reply(style, value)?;
-    Ok(ParsedReply {
-        message: r.message,
-        text: r.text,
-        calls: r.calls.into_iter().map(call_of).collect(),
-        usage: r.usage,
-    })
+    Ok(ParsedReply { message: r.message, text: r.text, calls: r.calls.into_iter().map(call_of).collect(), usage })
 }
 
 /// The tool calls a recorded assistant message carries (how a resume reads a transcript).
