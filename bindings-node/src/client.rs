@@ -129,20 +129,7 @@ impl Client {
         prompt: Unknown<'e>,
         options: Unknown<'e>,
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
-        let prompt: String = arg(env, prompt, "run", "prompt", "a string")?;
-        let options: Option<RunOptions> = optional_object_arg(env, options, "run", "options")?;
-        let (toolkit, history, signal) = match options {
-            Some(o) => (o.toolkit, o.history, o.signal),
-            None => (None, None, None),
-        };
-        let start = Start {
-            toolkit: toolkit.map(|t| t.snapshot()),
-            prompt: Some(prompt),
-            history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
-            resume: None,
-            stream: None,
-        };
-        self.start(env, start, signal, "run")
+        self.start_prompt(env, prompt, options, None, "run")
     }
 
     /// `run`, streamed: `onEvent` gets each step (the JS port's `StreamEvent`s but `done`) in
@@ -159,21 +146,8 @@ impl Client {
         options: Unknown<'e>,
         on_event: Function<'e, Json, ()>,
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
-        let prompt: String = arg(env, prompt, "stream", "prompt", "a string")?;
-        let options: Option<RunOptions> = optional_object_arg(env, options, "stream", "options")?;
-        let (toolkit, history, signal) = match options {
-            Some(o) => (o.toolkit, o.history, o.signal),
-            None => (None, None, None),
-        };
         let sink = crate::metrics::JsSink::new(env, on_event, "stream")?;
-        let start = Start {
-            toolkit: toolkit.map(|t| t.snapshot()),
-            prompt: Some(prompt),
-            history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
-            resume: None,
-            stream: Some(engine::StreamTo(Arc::new(sink))),
-        };
-        self.start(env, start, signal, "stream")
+        self.start_prompt(env, prompt, options, Some(engine::StreamTo(Arc::new(sink))), "stream")
     }
 
     /// One turn as a translator (SPEC §11): exactly one provider call, no loop, no tool runs,
@@ -248,6 +222,31 @@ impl Client {
 }
 
 impl Client {
+    /// `run`'s arguments read (`func` names the method in errors), and the run started.
+    fn start_prompt<'e>(
+        &self,
+        env: &'e Env,
+        prompt: Unknown<'e>,
+        options: Unknown<'e>,
+        stream: Option<engine::StreamTo>,
+        func: &str,
+    ) -> napi::Result<PromiseRaw<'e, Raw>> {
+        let prompt: String = arg(env, prompt, func, "prompt", "a string")?;
+        let options: Option<RunOptions> = optional_object_arg(env, options, func, "options")?;
+        let (toolkit, history, signal) = match options {
+            Some(o) => (o.toolkit, o.history, o.signal),
+            None => (None, None, None),
+        };
+        let start = Start {
+            toolkit: toolkit.map(|t| t.snapshot()),
+            prompt: Some(prompt),
+            history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
+            resume: None,
+            stream,
+        };
+        self.start(env, start, signal, func)
+    }
+
     fn start<'e>(
         &self,
         env: &'e Env,

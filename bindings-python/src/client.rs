@@ -11,7 +11,7 @@ use crate::bridge::{LoopWaker, RunTask};
 use crate::convert::from_py;
 use crate::error;
 use crate::host::{LastTransportError, PyBodyTransform, PyGenerate, PyHooks, PyOnError, PyTransport, PyWaitFor};
-use crate::metrics::{PyOnMetric, PyStreamEvents};
+use crate::metrics::PySink;
 use crate::toolkit::PyToolkit;
 
 /// The host's hook callables: each hook by its name, as a key of a mapping or an attribute of
@@ -76,7 +76,7 @@ impl PyClient {
         opts.wait_for = wait_for.map(|func| Arc::new(PyWaitFor { func }) as _);
         opts.on_error = on_error.map(|func| Arc::new(PyOnError { func, last_transport_error }) as _);
         opts.body_transform = body_transform.map(|func| Arc::new(PyBodyTransform { func }) as _);
-        opts.on_metric = on_metric.map(|func| Arc::new(PyOnMetric { func }) as _);
+        opts.on_metric = on_metric.map(|func| Arc::new(PySink { func }) as _);
         let header_names = PyTransport::header_names(opts.headers.iter().map(|(k, _)| k.as_str()));
         let kept = last_error.clone();
         opts.transport = transport.map(|transport| Arc::new(PyTransport { transport, header_names, last_error }) as _);
@@ -152,7 +152,7 @@ impl PyClient {
         cancel: Option<Py<PyAny>>,
         on_event: Option<Py<PyAny>>,
     ) -> PyResult<RunTask> {
-        let stream = on_event.map(|func| engine::StreamTo(Arc::new(PyStreamEvents { func })));
+        let stream = on_event.map(|func| engine::StreamTo(Arc::new(PySink { func })));
         let history: Vec<Value> = match history {
             Some(h) => match from_py(&h)? {
                 Value::Array(items) => items,

@@ -9,16 +9,17 @@ use pyo3::prelude::*;
 use crate::convert::{from_py, to_py};
 use crate::error;
 
-/// Hands each event to the host's callable as the package's dict. A callable that raises is
-/// reported through `sys.unraisablehook` and the run goes on: an observer cannot fail a run.
-pub struct PyOnMetric {
+/// A host callable receiving events (the client's `on_metric`, a stream's queue), each as the
+/// engine's dict. A callable that raises is reported through `sys.unraisablehook` and the run
+/// goes on: an observer cannot fail a run.
+pub struct PySink {
     pub func: Py<PyAny>,
 }
 
-impl OnMetric for PyOnMetric {
-    fn on_metric(&self, event: &MetricEvent) {
+impl PySink {
+    fn send(&self, event: serde_json::Value) {
         Python::attach(|py| {
-            let called = to_py(py, &event.to_json()).and_then(|ev| self.func.call1(py, (ev,)));
+            let called = to_py(py, &event).and_then(|ev| self.func.call1(py, (ev,)));
             if let Err(e) = called {
                 e.write_unraisable(py, Some(self.func.bind(py)));
             }
@@ -26,19 +27,15 @@ impl OnMetric for PyOnMetric {
     }
 }
 
-/// A streamed run's steps, each handed to `func` (the package's queue) as the engine's dict.
-pub struct PyStreamEvents {
-    pub func: Py<PyAny>,
+impl OnMetric for PySink {
+    fn on_metric(&self, event: &MetricEvent) {
+        self.send(event.to_json());
+    }
 }
 
-impl OnStreamEvent for PyStreamEvents {
+impl OnStreamEvent for PySink {
     fn on_event(&self, event: StreamEvent) {
-        Python::attach(|py| {
-            let called = to_py(py, &event.to_json()).and_then(|ev| self.func.call1(py, (ev,)));
-            if let Err(e) = called {
-                e.write_unraisable(py, Some(self.func.bind(py)));
-            }
-        });
+        self.send(event.to_json());
     }
 }
 
