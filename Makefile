@@ -26,7 +26,8 @@ CBINDGEN := $(TOOLS_DIR)/cbindgen-$(CBINDGEN_VERSION)/bin/cbindgen
 CC ?= cc
 CXX ?= c++
 C_FLAGS := -std=c99 -pedantic -Wall -Wextra -Werror -g -D_DEFAULT_SOURCE -Iinclude
-C_LIBS := -lpthread -ldl -lm -lrt
+# --gc-sections drops the archive's unused functions from each test binary.
+C_LIBS := -lpthread -ldl -lm -lrt -Wl,--gc-sections
 # The tests' own JSON module, so that building them needs no JSON package.
 C_JSON := tests/c/json.c
 # The sanitizer builds. The archive is not instrumented, but ASan intercepts every malloc and
