@@ -146,7 +146,7 @@ export interface ToolLike {
 
 /** Every error toolnexus throws; `code` is the engine's stable error kind. */
 export declare class ToolnexusError extends Error {
-  readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant'
+  readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant' | 'conflict' | 'store'
   static readonly code: string
 }
 export declare class InvalidArgumentError extends ToolnexusError {}
@@ -167,6 +167,10 @@ export declare class AnswerMismatchError extends ToolnexusError {}
 export declare class HostError extends ToolnexusError {}
 export declare class InternalError extends ToolnexusError {}
 export declare class ReentrantError extends ToolnexusError {}
+/** A conversation is in use by another run, or its pending request was already answered. */
+export declare class ConflictError extends ToolnexusError {}
+/** The conversation store failed (I/O, a database that cannot be read). */
+export declare class StoreError extends ToolnexusError {}
 
 
 /**

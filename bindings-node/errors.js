@@ -40,6 +40,10 @@ const HostError = define('HostError', 'host')
 const InternalError = define('InternalError', 'internal')
 /** A blocking entry point was called from inside one of the engine's callbacks. */
 const ReentrantError = define('ReentrantError', 'reentrant')
+/** A conversation is in use by another run, or its pending request was already answered. */
+const ConflictError = define('ConflictError', 'conflict')
+/** The conversation store failed (I/O, a database that cannot be read). */
+const StoreError = define('StoreError', 'store')
 
 module.exports = {
   ToolnexusError,
@@ -54,4 +58,6 @@ module.exports = {
   HostError,
   InternalError,
   ReentrantError,
+  ConflictError,
+  StoreError,
 }

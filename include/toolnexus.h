@@ -37,7 +37,7 @@
 
 // The ABI version this library implements. A binding checks it at load time and asks for a
 // rebuild when it differs from the version it was built against.
-#define TN_ABI_VERSION 3
+#define TN_ABI_VERSION 4
 
 // `tn_callbacks.hook_mask` bit: call the hook for `before_llm`.
 #define TN_HOOK_BEFORE_LLM 1
@@ -88,6 +88,13 @@
 // A blocking call was made from inside one of the library's callbacks.
 #define TN_ERR_REENTRANT 11
 
+// A conversation is in use by another run, or its pending request was already answered
+// differently. Added in ABI version 4.
+#define TN_ERR_CONFLICT 12
+
+// A conversation store failed (I/O, a database that cannot be read). Added in ABI version 4.
+#define TN_ERR_STORE 13
+
 // An opaque cancellation handle for runs (`tn_cancel_new`, `tn_cancel_fire`, `tn_cancel_free`).
 typedef struct tn_cancel tn_cancel;
 
@@ -97,6 +104,10 @@ typedef struct tn_client tn_client;
 
 // An opaque running MCP server (`tn_mcp_serve`), stopped by `tn_mcp_server_free`.
 typedef struct tn_mcp_server tn_mcp_server;
+
+// An opaque conversation store (`tn_store_new_memory`, `tn_store_open_sqlite`,
+// `tn_store_new_host`), released by `tn_store_free`; clients using it keep it alive.
+typedef struct tn_store tn_store;
 
 // An opaque set of tools. Made by `tn_toolkit_new`, released by `tn_toolkit_free`; a run in
 // progress keeps what it uses alive.
@@ -232,6 +243,25 @@ typedef struct tn_toolkit_callbacks {
   tn_skill_provider_fn skill_provider;
 } tn_toolkit_callbacks;
 
+// A host's conversation store: `op` is `"get"` with `request_json` `{"id"}` (complete with
+// the transcript, a JSON array, or `null` when there is none) or `"save"` with `{"id",
+// "messages"}` (complete with `null`). An error status fails the run with its message. Such
+// a store keeps transcripts only: resuming a run by id needs its pending Request.
+typedef void (*tn_store_fn)(void *user_data,
+                            const char *op,
+                            const char *request_json,
+                            uint64_t token);
+
+// A host's conversation store: `store` is called for every read and write.
+typedef struct tn_store_callbacks {
+  // Handed back to `store`.
+  void *user_data;
+  // Called once with `user_data` when the store is freed and no client uses it any more.
+  tn_free_fn free_user_data;
+  // Reads and writes transcripts; must not be NULL.
+  tn_store_fn store;
+} tn_store_callbacks;
+
 // Receives one step of a streamed run as JSON: `{"type": "text", "delta"}`, `{"type":
 // "tool_call", "id", "name", "args"}`, `{"type": "tool_result", "id", "name", "output",
 // "is_error"}`, `{"type": "pending", "request"}` (before `wait_for` is asked, or the request
@@ -306,8 +336,12 @@ void tn_client_free(struct tn_client *client);
 // Runs the loop and blocks until it ends, writing the RunResult JSON (snake_case keys:
 // `text, messages, tool_calls, tool_call_count, turns, usage, model, status, limit?,
 // pending?`) to `*result_out`. `input_json` is `{"prompt", "history"?}`, or `{"history",
-// "pending", "answer"}` to resume a halted run. `toolkit` and `cancel` may be NULL.
-// Refused with `TN_ERR_REENTRANT` inside a callback.
+// "pending", "answer"}` to resume a halted run. With `"id"` (ABI version 4) the run is the
+// next turn of that conversation in the client's store (`tn_client_with_store`), which
+// supplies the history and keeps the result: `{"prompt", "id"}`, or `{"id", "answer",
+// "pending"?}` to resume it (`pending` may be left out when the store records it; a
+// conversation in use by another run, or a request answered already, is `TN_ERR_CONFLICT`).
+// `toolkit` and `cancel` may be NULL. Refused with `TN_ERR_REENTRANT` inside a callback.
 //
 // # Safety
 // Pointers as documented; `result_out` must be writable.
@@ -600,6 +634,95 @@ int32_t tn_mcp_server_info(const struct tn_mcp_server *server,
 // # Safety
 // `server` is NULL or a pointer this library returned.
 void tn_mcp_server_free(struct tn_mcp_server *server);
+
+// Makes an in-memory store: conversations live as long as the store. It records pending
+// runs and locks a conversation while a run uses it (a second run of it is
+// `TN_ERR_CONFLICT`). Added in ABI version 4.
+//
+// # Safety
+// `out` must be writable.
+int32_t tn_store_new_memory(struct tn_store **out,
+                            char **error_out);
+
+// Opens (creating when missing) the SQLite store at `path` (UTF-8; `":memory:"` for a
+// private database). Processes of one machine may share the file: a run holds its
+// conversation with a lock the system drops if the process dies, a second run of it is
+// `TN_ERR_CONFLICT`, and a resume of a request already answered differently is too. A file
+// that cannot be opened is `TN_ERR_STORE`. Added in ABI version 4.
+//
+// # Safety
+// `path` is a NUL-terminated string; `out` must be writable.
+int32_t tn_store_open_sqlite(const char *path,
+                             struct tn_store **out,
+                             char **error_out);
+
+// Makes a store over the host's callback (see `tn_store_fn`). The library owns
+// `callbacks->user_data` from this call on, as `tn_client_new` does. Added in ABI version 4.
+//
+// # Safety
+// `callbacks` is a readable struct; `out` must be writable.
+int32_t tn_store_new_host(const struct tn_store_callbacks *callbacks,
+                          struct tn_store **out,
+                          char **error_out);
+
+// Writes the transcript stored for `id` (a JSON array, or `null` when there is none) to
+// `*messages_out`. Blocks; refused with `TN_ERR_REENTRANT` inside a callback. Added in ABI
+// version 4.
+//
+// # Safety
+// Pointers as documented; `messages_out` must be writable.
+int32_t tn_store_get(const struct tn_store *store,
+                     const char *id,
+                     char **messages_out,
+                     char **error_out);
+
+// Stores `messages_json` (a JSON array) as the transcript of `id`, replacing the record
+// (a pending request included). Blocks like `tn_store_get`. Added in ABI version 4.
+//
+// # Safety
+// Pointers as documented.
+int32_t tn_store_save(const struct tn_store *store,
+                      const char *id,
+                      const char *messages_json,
+                      char **error_out);
+
+// Writes the conversations waiting on a request, oldest first, to `*runs_out`: a JSON array
+// of `{"id", "request", "since_ms"}` (milliseconds since the Unix epoch). A host store is
+// `TN_ERR_INVALID_ARGUMENT` (it records no requests). Blocks like `tn_store_get`. Added in
+// ABI version 4.
+//
+// # Safety
+// Pointers as documented; `runs_out` must be writable.
+int32_t tn_store_pending_runs(const struct tn_store *store,
+                              char **runs_out,
+                              char **error_out);
+
+// Releases a store handle; clients using the store keep it alive. NULL, or a handle already
+// freed, is ignored. Added in ABI version 4.
+//
+// # Safety
+// `store` is NULL or a pointer this library returned.
+void tn_store_free(struct tn_store *store);
+
+// Makes `*out`, a client like `client` (same options, callbacks and metrics registry) that
+// remembers conversations in `store`. Free both clients. Added in ABI version 4.
+//
+// # Safety
+// Pointers this library returned; `out` must be writable.
+int32_t tn_client_with_store(const struct tn_client *client,
+                             const struct tn_store *store,
+                             struct tn_client **out,
+                             char **error_out);
+
+// Writes a handle to the store `client` remembers conversations in (its own in-memory one
+// unless made by `tn_client_with_store`) to `*out`; free it with `tn_store_free`. Added in
+// ABI version 4.
+//
+// # Safety
+// Pointers as documented; `out` must be writable.
+int32_t tn_client_store(const struct tn_client *client,
+                        struct tn_store **out,
+                        char **error_out);
 
 // `tn_client_run`, streamed: the requests ask for server-sent events, and `on_event` (with
 // `event_user_data`) gets each step as it happens. Blocks until the run ends; the RunResult

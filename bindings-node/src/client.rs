@@ -277,6 +277,8 @@ impl Client {
                 cancel: Some(token),
                 resume,
                 stream: start.stream,
+                id: None,
+                answer: None,
             };
             client.run_input(input).await
         };

@@ -42,6 +42,8 @@ fn class_of(kind: ErrorKind) -> &'static str {
         ErrorKind::Host => "HostError",
         ErrorKind::Internal => "InternalError",
         ErrorKind::Reentrant => "ReentrantError",
+        ErrorKind::Conflict => "ConflictError",
+        ErrorKind::Store => "StoreError",
     }
 }
 

@@ -11,6 +11,7 @@ use crate::bridge::{LoopWaker, RunTask};
 use crate::convert::from_py;
 use crate::error;
 use crate::host::{LastTransportError, PyBodyTransform, PyGenerate, PyHooks, PyOnError, PyTransport, PyWaitFor};
+use crate::memory::{PyHostStore, PyStore};
 use crate::metrics::PySink;
 use crate::toolkit::PyToolkit;
 
@@ -57,7 +58,7 @@ fn options(
 #[pymethods]
 impl PyClient {
     #[new]
-    #[pyo3(signature = (options, wait_for, hooks, on_error, body_transform, transport, on_metric, generate=None))]
+    #[pyo3(signature = (options, wait_for, hooks, on_error, body_transform, transport, on_metric, generate=None, store=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -69,6 +70,7 @@ impl PyClient {
         transport: Option<Py<PyAny>>,
         on_metric: Option<Py<PyAny>>,
         generate: Option<Py<PyAny>>,
+        store: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let (mut opts, warnings) = self::options(py, &options, generate.is_some())?;
         let last_transport_error = LastTransportError::default();
@@ -86,6 +88,12 @@ impl PyClient {
         if let Some(table) = hooks.map(|h| hook_table(&h)).transpose()?.filter(|t| !t.is_empty()) {
             opts.hooks = Some(Arc::new(engine::JsonHooksAdapter(PyHooks(table))));
         }
+        if let Some(store) = store {
+            opts.store = Some(match store.cast::<PyStore>() {
+                Ok(native) => native.get().inner.clone(),
+                Err(_) => Arc::new(PyHostStore { store: store.unbind() }),
+            });
+        }
         let client = error::map(py, Client::new(opts))?;
         Ok(PyClient { inner: Arc::new(client), warnings, last_error: kept })
     }
@@ -100,6 +108,12 @@ impl PyClient {
             warnings: Vec::new(),
             last_error: self.last_error.clone(),
         }
+    }
+
+    /// The engine store the client remembers conversations in (its own in-memory one unless
+    /// given another).
+    fn conversation_store(&self) -> PyStore {
+        PyStore { inner: self.inner.conversation_store().clone() }
     }
 
     /// Every run's metrics so far, as Prometheus text.
@@ -137,7 +151,9 @@ impl PyClient {
     /// the published package does, instead of decoding copies). `cancel` is the caller's
     /// `asyncio.Event`, looked at after every host callback (see `bridge::RunCancel`).
     /// With `on_event`, the run streams: each step goes to it as a dict, in order, on the loop.
-    #[pyo3(signature = (waker, future, toolkit, prompt, history, pending, answer, cancel, on_event=None))]
+    /// With `id`, the run is the next turn of that stored conversation; then `answer` alone
+    /// (no `pending`) resumes it on the request the store recorded.
+    #[pyo3(signature = (waker, future, toolkit, prompt, history, pending, answer, cancel, on_event=None, id=None))]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
@@ -151,6 +167,7 @@ impl PyClient {
         answer: Option<Bound<'_, PyAny>>,
         cancel: Option<Py<PyAny>>,
         on_event: Option<Py<PyAny>>,
+        id: Option<String>,
     ) -> PyResult<RunTask> {
         let stream = on_event.map(|func| engine::StreamTo(Arc::new(PySink { func })));
         let history: Vec<Value> = match history {
@@ -164,13 +181,10 @@ impl PyClient {
             },
             None => Vec::new(),
         };
-        let resume = match (pending, answer) {
-            (Some(p), Some(a)) => {
-                let p = error::map(py, Request::from_json(&from_py(&p)?))?;
-                let a = error::map(py, Answer::from_json(&from_py(&a)?))?;
-                Some((p, a))
-            }
-            _ => None,
+        let answer = answer.map(|a| error::map(py, Answer::from_json(&from_py(&a)?))).transpose()?;
+        let (resume, answer) = match (pending, answer) {
+            (Some(p), Some(a)) => (Some((error::map(py, Request::from_json(&from_py(&p)?))?, a)), None),
+            (_, a) => (None, a),
         };
         let token = CancellationToken::new();
         let client = self.inner.clone();
@@ -178,8 +192,8 @@ impl PyClient {
         let run_token = token.clone();
         let fut = async move {
             let given = history.clone();
-            let input =
-                RunInput { prompt, history, toolkit: toolkit.as_deref(), cancel: Some(run_token), resume, stream };
+            let toolkit = toolkit.as_deref();
+            let input = RunInput { prompt, history, toolkit, cancel: Some(run_token), resume, stream, id, answer };
             let mut r = client.run_input(input).await?;
             let kept = r.messages.iter().zip(&given).take_while(|(a, b)| a == b).count();
             r.messages.drain(..kept);

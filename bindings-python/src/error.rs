@@ -47,6 +47,8 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::AnswerMismatch => "AnswerMismatchError",
         ErrorKind::Host => "HostError",
         ErrorKind::Internal | ErrorKind::Reentrant => "InternalError",
+        ErrorKind::Conflict => "ConflictError",
+        ErrorKind::Store => "StoreError",
     }
 }
 

@@ -11,6 +11,7 @@ mod error;
 mod host;
 mod http;
 mod mcp;
+mod memory;
 mod metrics;
 mod sources;
 mod toolkit;
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("IN_PROCESS_BASE_URL", engine::IN_PROCESS_BASE_URL)?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<metrics::PyMetricsRegistry>()?;
+    m.add_class::<memory::PyStore>()?;
     m.add_class::<bridge::RunTask>()?;
     m.add_class::<bridge::LoopWaker>()?;
     m.add_class::<toolkit::PyToolkit>()?;

@@ -148,5 +148,9 @@ def test_a_host_transport_streams_through_open_and_failures_raise() -> None:
     bad = tn.create_client(base_url="http://x/v1", style="openai", model="m", api_key="k", http_transport=Garbled())
     with pytest.raises(tn.ProtocolError):
         asyncio.run(collect(bad.stream("hi")))
-    with pytest.raises(NotImplementedError, match="conversation memory"):
-        asyncio.run(collect(bad.stream("hi", id="t1")))
+    # With an id the stream (and ask's on_text, which streams) is a turn of a stored conversation.
+    deltas: list[str] = []
+    assert asyncio.run(c.ask("again", id="s", on_text=deltas.append)).text == "via open" and deltas == ["via ", "open"]
+    asyncio.run(collect(c.stream("more", id="s")))
+    stored = asyncio.run(c.conversation_store.get("s"))
+    assert stored is not None and [m["content"] for m in stored if m["role"] == "user"] == ["again", "more"]

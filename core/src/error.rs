@@ -37,11 +37,16 @@ pub enum ErrorKind {
     /// A blocking entry point was called from inside one of the engine's own callbacks,
     /// where waiting would deadlock the engine.
     Reentrant,
+    /// A conversation in a store is in use by another run, or its pending request was
+    /// already answered differently (exactly-once resume).
+    Conflict,
+    /// A conversation store failed (I/O, a database that cannot be read).
+    Store,
 }
 
 impl ErrorKind {
     /// Every kind, in code order. The single source for generated tables.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::InvalidArgument,
         ErrorKind::Config,
         ErrorKind::Http,
@@ -53,6 +58,8 @@ impl ErrorKind {
         ErrorKind::Host,
         ErrorKind::Internal,
         ErrorKind::Reentrant,
+        ErrorKind::Conflict,
+        ErrorKind::Store,
     ];
 
     /// The stable numeric code (never 0, never reused).
@@ -69,6 +76,8 @@ impl ErrorKind {
             ErrorKind::Host => 9,
             ErrorKind::Internal => 10,
             ErrorKind::Reentrant => 11,
+            ErrorKind::Conflict => 12,
+            ErrorKind::Store => 13,
         }
     }
 
@@ -86,6 +95,8 @@ impl ErrorKind {
             ErrorKind::Host => "host",
             ErrorKind::Internal => "internal",
             ErrorKind::Reentrant => "reentrant",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Store => "store",
         }
     }
 
@@ -145,7 +156,12 @@ impl Error {
         Error::new(ErrorKind::InvalidArgument, message)
     }
 
-    /// An [`ErrorKind::Protocol`] error.
+    /// An [`ErrorKind::Conflict`] error.
+    pub fn conflict(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Conflict, message)
+    }
+
+    /// A [`ErrorKind::Protocol`] error.
     pub fn protocol(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Protocol, message)
     }

@@ -36,6 +36,7 @@ mod hooks;
 mod http_tool;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod memory;
 pub mod metrics;
 mod pystr;
 mod redact;
@@ -57,9 +58,9 @@ pub use builtin::{builtin_shell, builtin_tools, builtins_enabled, create_builtin
 pub use client::{
     finish_reason_for, in_process_envelope, in_process_refused, openai_messages_to_anthropic,
     openai_tool_choice_to_anthropic, openai_tools_to_anthropic, retry_after_seconds, Client, ClientOptions,
-    InProcessModel, InProcessTransport, OnStreamEvent, RunInput, StreamEvent, StreamTo, Style, TranslateRequest,
-    TranslateResult, TranslatedToolCall, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES,
-    IN_PROCESS_BASE_URL, IN_PROCESS_REFUSED, TRANSLATE_REQUEST_KEYS,
+    Conversation, InProcessModel, InProcessTransport, OnStreamEvent, RunInput, StreamEvent, StreamTo, Style,
+    TranslateRequest, TranslateResult, TranslatedToolCall, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS,
+    DEFAULT_RETRYABLE_STATUSES, IN_PROCESS_BASE_URL, IN_PROCESS_REFUSED, TRANSLATE_REQUEST_KEYS,
 };
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{

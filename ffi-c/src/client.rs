@@ -61,6 +61,14 @@ pub(crate) struct ClientHandle {
     _data: Option<Arc<HostData>>,
 }
 
+impl ClientHandle {
+    /// A handle for `client`, made from `c`'s, keeping what `c` keeps (its warnings and the
+    /// host's user data).
+    pub(crate) fn derived(c: &ClientHandle, client: Client) -> ClientHandle {
+        ClientHandle { client, warnings: c.warnings.clone(), _data: c._data.clone() }
+    }
+}
+
 fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
     if let Some(f) = cb.wait_for {
         opts.wait_for = Some(Arc::new(CWaitFor { data: data.clone(), f }));
@@ -195,6 +203,8 @@ pub(crate) struct Job {
     prompt: Option<String>,
     history: Vec<Value>,
     resume: Option<(Request, Answer)>,
+    id: Option<String>,
+    answer: Option<Answer>,
     cancel: Option<CancellationToken>,
     /// Where a streamed run's events go.
     pub(crate) stream: Option<engine::StreamTo>,
@@ -212,20 +222,29 @@ impl Job {
             prompt: None,
             history: Vec::new(),
             resume: None,
+            id: None,
+            answer: None,
             cancel: if cancel.is_null() { None } else { Some(handles::cancel(cancel)?) },
             stream: None,
         })
     }
 
-    /// Reads `{"prompt", "history"?}` or `{"history", "pending", "answer"}`.
+    /// Reads `{"prompt", "history"?, "id"?}`, `{"history", "pending", "answer"}` or
+    /// `{"id", "answer", "pending"?}`.
     pub(crate) fn input(mut self, v: Value) -> Result<Job> {
         let mut o: Map<String, Value> = match v {
             Value::Object(o) => o,
             _ => return Err(Error::invalid("input_json must be a JSON object")),
         };
-        if let Some(k) = o.keys().find(|k| !["prompt", "history", "pending", "answer"].contains(&k.as_str())) {
-            return Err(Error::invalid(format!("unknown input key {k:?} (known: prompt, history, pending, answer)")));
+        const KEYS: [&str; 5] = ["prompt", "history", "pending", "answer", "id"];
+        if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(Error::invalid(format!("unknown input key {k:?} (known: {})", KEYS.join(", "))));
         }
+        self.id = match o.remove("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id),
+            Some(_) => return Err(Error::invalid("\"id\" must be a string (a conversation id)")),
+        };
         self.history = match o.remove("history") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(h)) => h,
@@ -234,9 +253,11 @@ impl Job {
         match (o.remove("prompt"), o.remove("pending"), o.remove("answer")) {
             (Some(Value::String(p)), None, None) => self.prompt = Some(p),
             (None, Some(p), Some(a)) => self.resume = Some((Request::from_json(&p)?, Answer::from_json(&a)?)),
+            (None, None, Some(a)) if self.id.is_some() => self.answer = Some(Answer::from_json(&a)?),
             _ => {
                 return Err(Error::invalid(
-                    "input_json needs either a string \"prompt\", or \"pending\" and \"answer\" to resume",
+                    "input_json needs either a string \"prompt\", or \"pending\" and \"answer\" to resume \
+                     (with an \"id\", \"answer\" alone)",
                 ))
             }
         }
@@ -251,6 +272,8 @@ impl Job {
             cancel: self.cancel,
             resume: self.resume,
             stream: self.stream,
+            id: self.id,
+            answer: self.answer,
         };
         self.client.client.run_input(input).await
     }
@@ -263,8 +286,12 @@ pub(crate) fn result_json(r: &RunResult) -> String {
 /// Runs the loop and blocks until it ends, writing the RunResult JSON (snake_case keys:
 /// `text, messages, tool_calls, tool_call_count, turns, usage, model, status, limit?,
 /// pending?`) to `*result_out`. `input_json` is `{"prompt", "history"?}`, or `{"history",
-/// "pending", "answer"}` to resume a halted run. `toolkit` and `cancel` may be NULL.
-/// Refused with `TN_ERR_REENTRANT` inside a callback.
+/// "pending", "answer"}` to resume a halted run. With `"id"` (ABI version 4) the run is the
+/// next turn of that conversation in the client's store (`tn_client_with_store`), which
+/// supplies the history and keeps the result: `{"prompt", "id"}`, or `{"id", "answer",
+/// "pending"?}` to resume it (`pending` may be left out when the store records it; a
+/// conversation in use by another run, or a request answered already, is `TN_ERR_CONFLICT`).
+/// `toolkit` and `cancel` may be NULL. Refused with `TN_ERR_REENTRANT` inside a callback.
 ///
 /// # Safety
 /// Pointers as documented; `result_out` must be writable.

@@ -20,6 +20,7 @@ pub(crate) enum Object {
     Client(Arc<ClientHandle>),
     Cancel(CancellationToken),
     McpServer(Arc<tokio::sync::Mutex<engine::mcp::McpServer>>),
+    Store(Arc<dyn engine::memory::ConversationStore>),
 }
 
 impl Object {
@@ -29,6 +30,7 @@ impl Object {
             Object::Client(_) => "tn_client",
             Object::Cancel(_) => "tn_cancel",
             Object::McpServer(_) => "tn_mcp_server",
+            Object::Store(_) => "tn_store",
         }
     }
 }
@@ -107,5 +109,12 @@ pub(crate) fn mcp_server<T>(ptr: *const T) -> Result<Arc<tokio::sync::Mutex<engi
     match lookup(ptr, "tn_mcp_server")? {
         Object::McpServer(s) => Ok(s),
         _ => Err(Error::invalid("expected a tn_mcp_server")),
+    }
+}
+
+pub(crate) fn store<T>(ptr: *const T) -> Result<Arc<dyn engine::memory::ConversationStore>> {
+    match lookup(ptr, "tn_store")? {
+        Object::Store(s) => Ok(s),
+        _ => Err(Error::invalid("expected a tn_store")),
     }
 }

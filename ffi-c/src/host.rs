@@ -143,6 +143,21 @@ async fn ask(
     host_call(|token| unsafe { f(data.user_data, arg.as_ptr(), token) }).await
 }
 
+/// Calls a two-string callback `f(user_data, name, arg, token)` and reads its completion as
+/// JSON (`what` names the callback in errors).
+pub(crate) async fn host_json(
+    data: &Arc<HostData>,
+    f: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, u64),
+    name: &str,
+    arg: String,
+    what: &str,
+) -> Result<Value> {
+    let (name, arg) = (c_arg(name.into()), c_arg(arg));
+    // SAFETY: the host's callback with its own user_data; both strings outlive the call.
+    let c = host_call(|token| unsafe { f(data.user_data, name.as_ptr(), arg.as_ptr(), token) }).await;
+    payload_json(c, what)
+}
+
 /// The completion as a JSON value, or the host's failure as an error of `kind`.
 fn payload_json(c: Completion, what: &str) -> Result<Value> {
     if c.status != TN_OK {
@@ -363,12 +378,7 @@ impl JsonHooks for CHooks {
 
     fn call(&self, hook: HookName, event: Value) -> HookFuture<Value> {
         let (data, f) = (self.data.clone(), self.f);
-        Box::pin(async move {
-            let (name, ev) = (c_arg(hook.as_str().into()), c_arg(event.to_string()));
-            // SAFETY: the host's hook callback with its own user_data; both strings outlive the call.
-            let c = host_call(|token| unsafe { f(data.user_data, name.as_ptr(), ev.as_ptr(), token) }).await;
-            payload_json(c, hook.as_str())
-        })
+        Box::pin(async move { host_json(&data, f, hook.as_str(), event.to_string(), hook.as_str()).await })
     }
 }
 

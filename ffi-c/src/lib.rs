@@ -14,6 +14,7 @@ mod runtime;
 mod source_parts;
 mod sources;
 mod status;
+mod store;
 mod stream;
 mod tables;
 mod toolkit;
@@ -42,6 +43,10 @@ pub use sources::{
     tn_toolkit_create, tn_toolkit_create_with, tn_toolkit_mcp_status, tn_toolkit_skills_prompt,
 };
 pub use status::*;
+pub use store::{
+    tn_client_store, tn_client_with_store, tn_store, tn_store_callbacks, tn_store_fn, tn_store_free, tn_store_get,
+    tn_store_new_host, tn_store_new_memory, tn_store_open_sqlite, tn_store_pending_runs, tn_store_save,
+};
 pub use stream::{tn_client_stream, tn_client_stream_async};
 pub use tables::{tn_error_kinds, tn_hook_bits};
 pub use toolkit::{
@@ -56,7 +61,7 @@ pub use vocab::{
 
 /// The ABI version this library implements. A binding checks it at load time and asks for a
 /// rebuild when it differs from the version it was built against.
-pub const TN_ABI_VERSION: u32 = 3;
+pub const TN_ABI_VERSION: u32 = 4;
 
 /// The ABI version of the loaded library (compare with `TN_ABI_VERSION` from the header).
 #[no_mangle]

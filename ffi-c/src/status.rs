@@ -30,6 +30,11 @@ pub const TN_ERR_HOST: i32 = 9;
 pub const TN_ERR_INTERNAL: i32 = 10;
 /// A blocking call was made from inside one of the library's callbacks.
 pub const TN_ERR_REENTRANT: i32 = 11;
+/// A conversation is in use by another run, or its pending request was already answered
+/// differently. Added in ABI version 4.
+pub const TN_ERR_CONFLICT: i32 = 12;
+/// A conversation store failed (I/O, a database that cannot be read). Added in ABI version 4.
+pub const TN_ERR_STORE: i32 = 13;
 
 /// The status of a core error kind.
 pub(crate) fn status_of(kind: ErrorKind) -> i32 {
@@ -82,6 +87,8 @@ mod tests {
             (ErrorKind::Host, TN_ERR_HOST),
             (ErrorKind::Internal, TN_ERR_INTERNAL),
             (ErrorKind::Reentrant, TN_ERR_REENTRANT),
+            (ErrorKind::Conflict, TN_ERR_CONFLICT),
+            (ErrorKind::Store, TN_ERR_STORE),
         ];
         assert_eq!(consts.len(), ErrorKind::ALL.len(), "a core kind has no TN_ERR_ constant");
         for (kind, code) in consts {

@@ -26,9 +26,11 @@ from .client import (
     create_client,
     create_in_process_client,
 )
+from .memory import Conversation, InMemoryConversationStore, PendingRun, SqliteConversationStore
 from .errors import (
     AnswerMismatchError,
     ConfigError,
+    ConflictError,
     HostError,
     InternalError,
     InvalidArgumentError,
@@ -37,6 +39,7 @@ from .errors import (
     ProviderError,
     RunCancelled,
     RunTimeout,
+    StoreError,
     ToolnexusError,
     ToolnexusWarning,
 )
@@ -107,11 +110,11 @@ __all__ = [
     "ToolInfo", "answer_to_elicit_result", "builtin_shell", "builtins_enabled", "create_builtin_tools",
     "elicitation_to_request", "expand_env_headers", "exposed_mcp_tools", "http_tool", "list_mcp_tools",
     "list_skills", "load_mcp", "load_mcp_with_context", "parse_mcp_config", "load_skills", "select_builtins",
-    "Answer", "AnswerMismatchError", "Client", "ClientStyle", "ConfigError", "ConversationStore",
+    "Answer", "AnswerMismatchError", "Client", "ClientStyle", "ConfigError", "ConflictError", "Conversation", "ConversationStore",
     "ENGINE_VERSION", "ErrorClassifier", "ErrorInfo", "ErrorTier", "HostError", "Hooks", "HttpTransport",
-    "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",
-    "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
-    "RunTimeout", "Tool", "ToolContext", "ToolResult", "ToolSource", "Toolkit", "ToolnexusError",
+    "InMemoryConversationStore", "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",
+    "PendingRun", "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
+    "RunTimeout", "SqliteConversationStore", "StoreError", "Tool", "ToolContext", "ToolResult", "ToolSource", "Toolkit", "ToolnexusError",
     "ToolnexusWarning", "TranslateResult", "TranslatedToolCall", "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
     "create_in_process_client", "create_toolkit", "define_tool", "is_relay_request", "pending", "pending_of", "relay_answer",
     "relay_calls_of", "relay_tool", "sanitize", "to_anthropic", "to_gemini", "to_openai", "tool",

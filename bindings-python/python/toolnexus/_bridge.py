@@ -162,6 +162,14 @@ async def transport_open(transport: Any, url: str, headers: dict, payload: dict,
     return await asyncio.to_thread(read)
 
 
+async def store_get(store: Any, id: str) -> Any:  # noqa: A002
+    return await _maybe_await(store.get(id))
+
+
+async def store_save(store: Any, id: str, messages: list) -> None:  # noqa: A002
+    await _maybe_await(store.save(id, messages))
+
+
 async def generate(func: Callable[..., Any], request: dict) -> Any:
     """An in-process model's answer. A synchronous ``generate`` runs on a worker thread (it may
     compute for a while), as the published package runs it; an async one on the loop."""

@@ -3,7 +3,7 @@ from typing import Any, Optional, Sequence, final
 
 
 __all__ = [
-    "Client", "MetricsRegistry", "ENGINE_VERSION", "IN_PROCESS_BASE_URL", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
+    "Client", "ConversationStore", "MetricsRegistry", "ENGINE_VERSION", "IN_PROCESS_BASE_URL", "LoopWaker", "RunHandle", "Toolkit", "_after_fork_child", "_complete", "_fail", "answer_declined",
     "answer_output", "auth_required", "capped_error_body", "empty_schema", "relay_calls_of",
     "relay_execute", "RELAY_KIND", "http_error_message", "http_post", "normalize_answer",
     "parse_retry_after", "pending", "relay_answer_dict", "safe_error_body", "sanitize",
@@ -50,6 +50,16 @@ class MetricsRegistry:
     def render(self) -> str: ...
 
 @final
+class ConversationStore:
+    @staticmethod
+    def memory() -> ConversationStore: ...
+    @staticmethod
+    def sqlite(path: str) -> ConversationStore: ...
+    def get(self, id: str) -> Optional[list[dict[str, Any]]]: ...
+    def save(self, id: str, messages: Any) -> None: ...
+    def pending_runs(self) -> list[Any]: ...
+
+@final
 class Client:
     @property
     def warnings(self) -> list[tuple[str, str]]: ...
@@ -63,7 +73,9 @@ class Client:
         transport: Optional[Any],
         on_metric: Optional[Any],
         generate: Optional[Any] = None,
+        store: Optional[Any] = None,
     ) -> Client: ...
+    def conversation_store(self) -> ConversationStore: ...
     def metrics(self) -> str: ...
     def with_transport(self, transport: Any) -> Client: ...
     def translate(
@@ -80,6 +92,7 @@ class Client:
         answer: Optional[Any],
         cancel: Optional[Any],
         on_event: Optional[Any] = None,
+        id: Optional[str] = None,
     ) -> RunHandle: ...
 
 def _complete(token: int, value: Any) -> None: ...

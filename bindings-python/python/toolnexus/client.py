@@ -10,12 +10,17 @@ is resolved inline by ``wait_for``, or halts the run with ``status == "pending"`
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, Callable, Iterable, Literal, Optional, Protocol, TypedDict, Union
 
 from . import _bridge, _native
-from .errors import ProviderError, RunCancelled, RunTimeout, _HttpError, _warn  # noqa: F401 (re-exported)
+from .memory import (
+    Conversation, ConversationStore, InMemoryConversationStore, SqliteConversationStore, _EngineStore, _native_of,
+)
+from .errors import InvalidArgumentError, ProviderError, RunCancelled, RunTimeout, _HttpError, _warn  # noqa: F401 (re-exported)
 from .toolkit import Toolkit
 from .translate import TranslateResult, result_from_json
 from .types import Answer, Request, answer_to_wire, request_from_wire, request_to_wire
@@ -69,14 +74,6 @@ class ErrorInfo(TypedDict, total=False):
 #: ``on_error(info) -> "retry" | "fail"``: anything but ``"fail"`` retries, always bounded by
 #: ``retries``.
 ErrorClassifier = Callable[[ErrorInfo], ErrorTier]
-
-
-class ConversationStore(Protocol):
-    """Where conversations are remembered (accepted for compatibility; see ``store``)."""
-
-    async def get(self, id: str) -> Optional[list[dict[str, Any]]]: ...  # noqa: A002
-
-    async def save(self, id: str, messages: list[dict[str, Any]]) -> None: ...  # noqa: A002
 
 
 class HttpTransport(Protocol):
@@ -205,9 +202,11 @@ class Client:
     ``retry_base_ms`` 500, ``max_retry_after_ms`` 60000 (a longer ``Retry-After`` ends the run
     with its :class:`ProviderError`, whose ``retry_after`` you can schedule by), no
     ``timeout_ms``. ``on_metric`` receives each :data:`MetricEvent`; :meth:`metrics` renders
-    them all as Prometheus text. ``store``, ``on_unsupported_part`` and ``max_part_bytes``
-    are kept on the client but not used by this build yet (conversation memory and content
-    parts come later): each raises a :class:`~toolnexus.ToolnexusWarning`."""
+    them all as Prometheus text. ``store`` is where :meth:`ask` remembers conversations: any
+    :class:`ConversationStore`, or a path (a :class:`SqliteConversationStore`); an
+    :class:`InMemoryConversationStore` of the client's own when left out.
+    ``on_unsupported_part`` and ``max_part_bytes`` are kept on the client but not used by this
+    build yet (content parts come later): each raises a :class:`~toolnexus.ToolnexusWarning`."""
 
     def __init__(
         self,
@@ -224,7 +223,7 @@ class Client:
         retry_base_ms: Optional[float] = None,
         retryable_statuses: Optional[Iterable[int]] = None,
         timeout_ms: Optional[float] = None,
-        store: Optional[ConversationStore] = None,
+        store: Union[ConversationStore, str, "os.PathLike[str]", None] = None,
         on_metric: Optional[OnMetric] = None,
         wait_for: Optional[WaitFor] = None,
         request_params: Optional[dict[str, Any]] = None,
@@ -265,8 +264,8 @@ class Client:
             "retry_base_ms": retry_base_ms, "max_retry_after_ms": max_retry_after_ms,
             "retryable_statuses": list(retryable_statuses) if retryable_statuses is not None else None,
             "timeout_ms": timeout_ms, "request_params": request_params,
-            # Host objects the engine cannot read: it is told only that they were given.
-            "store": store is not None or None,
+            # A path is the engine's to open; a store object is handed over below.
+            "store": os.fspath(store) if isinstance(store, (str, os.PathLike)) else None,
             "on_unsupported_part": on_unsupported_part, "max_part_bytes": max_part_bytes,
         }
         options = {k: v for k, v in given.items() if v is not None}
@@ -277,7 +276,8 @@ class Client:
             options.update({k: True for k, v in refused.items() if v is not None})
             transport = None
         self._native = _native.Client(
-            options, wait_for, hooks, on_error, body_transform, transport, on_metric, _generate
+            options, wait_for, hooks, on_error, body_transform, transport, on_metric, _generate,
+            None if store is None or "store" in options else _native_of(store),
         )
         _warn(self._native.warnings)
         # The engine's transport is used as long as ``_post`` is the package's own; a client
@@ -299,9 +299,68 @@ class Client:
         return self._native.metrics()
 
     @property
-    def conversation_store(self) -> Optional[ConversationStore]:
-        """The ``store`` the client was given (not used by this build yet)."""
-        return self.store
+    def conversation_store(self) -> ConversationStore:
+        """The client's store: the one given as ``store``, else its own
+        :class:`InMemoryConversationStore`. Reading and writing it is what :meth:`ask` sees."""
+        store = self.store
+        if store is None:
+            store = InMemoryConversationStore._of(self._native.conversation_store())
+        elif isinstance(store, (str, os.PathLike)):
+            store = SqliteConversationStore._of(self._native.conversation_store(), path=os.fspath(store))
+        self.store = store
+        return store
+
+    async def ask(
+        self,
+        prompt: Union[str, list[Any]],
+        toolkit: Optional[Toolkit] = None,
+        *,
+        id: Optional[str] = None,  # noqa: A002 (upstream's name)
+        on_text: Optional[Callable[[str], Any]] = None,
+        cancel: Optional[asyncio.Event] = None,
+    ) -> RunResult:
+        """Runs ``prompt`` as the next turn of conversation ``id``: the store supplies the
+        history and keeps the result (a run that halts waits there for
+        :meth:`ask_with_answer`). Without ``id`` it is :meth:`run`. ``on_text(delta)`` (sync
+        or async) streams the model's text as it arrives; the result is returned either way.
+        A conversation another run is using raises :class:`~toolnexus.errors.ConflictError`."""
+        if on_text is None:
+            if not isinstance(prompt, str):
+                raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
+            return await self._start(toolkit, cancel, prompt, None, id=id or None)
+        result: Optional[RunResult] = None
+        async for ev in self.stream(prompt, toolkit, id=id, cancel=cancel):
+            if ev["type"] == "text":
+                r = on_text(ev["delta"])
+                if inspect.isawaitable(r):
+                    await r
+            elif ev["type"] == "done":
+                result = ev["result"]
+        assert result is not None  # the stream ends with done or raises
+        return result
+
+    async def ask_with_answer(
+        self,
+        toolkit: Optional[Toolkit],
+        id: str,  # noqa: A002 (upstream's name)
+        pending: Optional[Request],
+        answer: Answer,
+        cancel: Optional[asyncio.Event] = None,
+    ) -> RunResult:
+        """Resumes conversation ``id``, halted on ``pending``, with ``answer``, loading and
+        saving through the store, so a run halted in one process resumes in another by id.
+        ``pending`` may be ``None`` with the engine's stores (they record it). A resume runs
+        once: a second one, or another answer to the same request, raises
+        :class:`~toolnexus.errors.ConflictError`; a resume that died midway is picked up by
+        the next one with the same answer."""
+        if not id:
+            raise InvalidArgumentError("toolnexus: ask_with_answer needs a conversation id")
+        req = request_to_wire(pending) if isinstance(pending, Request) else pending
+        return await self._start(toolkit, cancel, None, None, req, answer_to_wire(answer), id=id)
+
+    def conversation(self, toolkit: Optional[Toolkit] = None, cancel: Optional[asyncio.Event] = None) -> Conversation:
+        """A conversation that remembers its own transcript across :meth:`Conversation.send`."""
+        return Conversation(self, toolkit, cancel)
 
     async def _start(
         self,
@@ -312,13 +371,14 @@ class Client:
         pending: Optional[dict[str, Any]] = None,
         answer: Optional[dict[str, Any]] = None,
         on_event: Optional[Callable[[dict[str, Any]], None]] = None,
+        id: Optional[str] = None,  # noqa: A002
     ) -> RunResult:
         native_tk = toolkit._native if toolkit is not None else None
         if history is not None and not isinstance(history, list):
             history = list(history)
         raw = await _bridge.drive(
             lambda waker, fut: self._engine_client().start(
-                waker, fut, native_tk, prompt, history or None, pending, answer, cancel, on_event,
+                waker, fut, native_tk, prompt, history or None, pending, answer, cancel, on_event, id,
             ),
             cancel,
         )
@@ -356,10 +416,8 @@ class Client:
         :class:`Request`, before ``wait_for`` is asked, or the one the run halts on),
         ``{"type": "tool_result", "id", "name", "output", "is_error"}``, ``{"type": "usage",
         "usage"}``, and last ``{"type": "done", "result"}`` (the :class:`RunResult`). A failed
-        run raises from the iteration. ``id`` (a conversation kept by a store) needs
-        conversation memory, which this build does not have yet."""
-        if id is not None:
-            raise NotImplementedError("toolnexus: stream(id=...) needs conversation memory, not in this build yet")
+        run raises from the iteration. With ``id`` the stream is the next turn of that stored
+        conversation, as :meth:`ask` is."""
         if not isinstance(prompt, str):
             raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
         events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -369,7 +427,7 @@ class Client:
                 ev["request"] = request_from_wire(ev["request"])
             events.put_nowait(ev)
 
-        run = asyncio.ensure_future(self._start(toolkit, cancel, prompt, None, on_event=on_event))
+        run = asyncio.ensure_future(self._start(toolkit, cancel, prompt, None, on_event=on_event, id=id or None))
         try:
             while True:
                 if events.empty():

@@ -121,6 +121,19 @@ class InternalError(ToolnexusError):
     kind, code = "internal", 10
 
 
+class ConflictError(ToolnexusError):
+    """A conversation is in use by another run, or its pending request was already answered
+    (a resume runs exactly once)."""
+
+    kind, code = "conflict", 12
+
+
+class StoreError(ToolnexusError, OSError):
+    """The conversation store failed (I/O, a database that cannot be read)."""
+
+    kind, code = "store", 13
+
+
 class ToolnexusWarning(UserWarning):
     """Something the engine noticed that does not stop the call: an option this build does
     not implement yet, a ``request_params`` key it owns (dropped, as upstream does). Filter it

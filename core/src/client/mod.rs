@@ -11,6 +11,7 @@ mod in_process;
 pub use call::retry_after_seconds;
 mod options;
 mod options_json;
+mod remembered;
 mod resume;
 mod run;
 mod stream;
@@ -29,6 +30,7 @@ pub use in_process::{
 };
 pub use options::{ClientOptions, Style, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES};
 pub use options_json::CLIENT_OPTION_KEYS;
+pub use remembered::Conversation;
 pub use stream::{OnStreamEvent, StreamEvent, StreamTo};
 pub use translate::{TranslateRequest, TranslateResult, TRANSLATE_REQUEST_KEYS};
 pub use wire::translate::{
@@ -37,6 +39,7 @@ pub use wire::translate::{
 };
 
 use crate::error::Result;
+use crate::memory::{ConversationStore, InMemoryConversationStore};
 use crate::metrics::{Meter, MetricsRegistry};
 use crate::toolkit::Toolkit;
 use crate::transport::{Http1Transport, Transport};
@@ -47,6 +50,7 @@ pub struct Client {
     opts: ClientOptions,
     transport: Arc<dyn Transport>,
     metrics: Arc<MetricsRegistry>,
+    store: Arc<dyn ConversationStore>,
 }
 
 /// Everything one run takes. Build it with [`RunInput::prompt`] or [`RunInput::resume`].
@@ -65,6 +69,12 @@ pub struct RunInput<'a> {
     /// Streams the run: the model's answers are read as server-sent events and the run's
     /// steps go here as they happen (see [`StreamEvent`]).
     pub stream: Option<StreamTo>,
+    /// A conversation id: the client's store supplies the history and keeps the result
+    /// ([`Client::conversation_store`]). `None` or empty: a run that remembers nothing.
+    pub id: Option<String>,
+    /// With `id`: the answer to the request the stored conversation waits on (a resume
+    /// without naming the request, which the store recorded).
+    pub answer: Option<Answer>,
 }
 
 impl<'a> RunInput<'a> {
@@ -105,7 +115,11 @@ impl Client {
             Some(t) => t.clone(),
             None => Http1Transport::shared(),
         };
-        Ok(Client { opts, transport, metrics: Arc::new(MetricsRegistry::new()) })
+        let store = match &opts.store {
+            Some(s) => s.clone(),
+            None => Arc::new(InMemoryConversationStore::new()),
+        };
+        Ok(Client { opts, transport, metrics: Arc::new(MetricsRegistry::new()), store })
     }
 
     /// Every run's metrics so far as Prometheus text (SPEC §8), the same bytes upstream's
@@ -123,7 +137,14 @@ impl Client {
     pub fn with_transport(&self, transport: Arc<dyn Transport>) -> Client {
         let mut opts = self.opts.clone();
         opts.transport = Some(transport.clone());
-        Client { opts, transport, metrics: self.metrics.clone() }
+        Client { opts, transport, metrics: self.metrics.clone(), store: self.store.clone() }
+    }
+
+    /// This client remembering conversations in `store`, counting into the same registry.
+    pub fn with_store(&self, store: Arc<dyn ConversationStore>) -> Client {
+        let mut opts = self.opts.clone();
+        opts.store = Some(store.clone());
+        Client { opts, transport: self.transport.clone(), metrics: self.metrics.clone(), store }
     }
 
     pub(crate) fn meter(&self) -> Meter<'_> {

@@ -100,6 +100,9 @@ pub struct ClientOptions {
     pub body_transform: Option<Arc<dyn BodyTransform>>,
     /// Receives every metric event as it happens (the client's registry gets them anyway).
     pub on_metric: Option<Arc<dyn OnMetric>>,
+    /// Where runs with a conversation id are remembered; `None` gives the client its own
+    /// [`crate::memory::InMemoryConversationStore`].
+    pub store: Option<Arc<dyn crate::memory::ConversationStore>>,
 }
 
 impl ClientOptions {
@@ -127,6 +130,7 @@ impl ClientOptions {
             on_error: None,
             body_transform: None,
             on_metric: None,
+            store: None,
         }
     }
 

@@ -40,7 +40,7 @@ pub const CLIENT_OPTION_KEYS: [&str; 18] = [
 ];
 
 /// Options upstream has whose features this build lacks: accepted with a warning.
-const UNIMPLEMENTED: [&str; 3] = ["store", "on_unsupported_part", "max_part_bytes"];
+const UNIMPLEMENTED: [&str; 2] = ["on_unsupported_part", "max_part_bytes"];
 
 /// The options by engine name, each with the name its user wrote, and whether the user
 /// writes camelCase (so an option they left out is named their way too).
@@ -137,8 +137,8 @@ fn describe(v: &Value) -> String {
 impl ClientOptions {
     /// Reads the plain options from `json`, a JSON object of the keys in
     /// [`CLIENT_OPTION_KEYS`]; host callables (transport, `wait_for`, hooks, ...) are set on
-    /// the result by the binding (`on_metric` among them). `store` takes any non-null value meaning
-    /// "the host gave one". Every problem is an [`crate::ErrorKind::InvalidArgument`] error
+    /// the result by the binding (`on_metric` among them, and a host's own `store`; a `store`
+    /// here is a path, opened as a [`crate::memory::SqliteConversationStore`]). Every problem is an [`crate::ErrorKind::InvalidArgument`] error
     /// naming the option; a `request_params` key the engine owns (`messages`, `tools`,
     /// `stream`) is dropped with a warning, as upstream does, and so is every option this
     /// build does not implement yet.
@@ -202,6 +202,15 @@ impl ClientOptions {
                 }
             }
             opts.request_params = Some(params);
+        }
+        #[cfg(feature = "sqlite")]
+        if let Some(path) = r.string("store")? {
+            // A path: the embedded store. A host's own store object is set by its binding.
+            opts.store = Some(std::sync::Arc::new(crate::memory::SqliteConversationStore::open(path)?));
+        }
+        #[cfg(not(feature = "sqlite"))]
+        if r.get("store").is_some() {
+            return Err(Error::invalid("option \"store\": this build has no SQLite store"));
         }
         for k in UNIMPLEMENTED {
             if r.get(k).is_some() {
@@ -276,7 +285,7 @@ mod tests {
     #[test]
     fn owned_request_params_and_unimplemented_options_warn() {
         let mut o = with("request_params", json!({"tools": [], "seed": 7}));
-        o["store"] = json!(true);
+        o["max_part_bytes"] = json!(10);
         let p = ClientOptions::from_json(&o).unwrap();
         assert_eq!(p.value.request_params, json!({"seed": 7}).as_object().cloned());
         let codes: Vec<_> = p.warnings.iter().map(|w| w.code).collect();

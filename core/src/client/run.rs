@@ -86,7 +86,19 @@ fn cancelled_error() -> Error {
 
 impl Client {
     /// Runs the loop for `input`, bounded by the client's `timeout_ms` and `input.cancel`.
+    /// With `input.id` set, the conversation is loaded from and saved to the client's store.
     pub async fn run_input(&self, input: RunInput<'_>) -> Result<RunResult> {
+        match input.id.clone().filter(|id| !id.is_empty()) {
+            Some(id) => self.run_remembered(id, input).await,
+            None if input.answer.is_some() => {
+                Err(Error::invalid("an answer without a pending request needs a conversation id"))
+            }
+            None => self.run_counted(input).await,
+        }
+    }
+
+    /// One run, reported in the `run` metric whatever its outcome.
+    pub(super) async fn run_counted(&self, input: RunInput<'_>) -> Result<RunResult> {
         let started = Instant::now();
         let progress = Mutex::new(Progress { model: self.opts.model.clone(), ..Progress::default() });
         let result = self.run_guarded(input, &progress).await;
