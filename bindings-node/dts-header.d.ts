@@ -112,9 +112,49 @@ export type StreamEvent =
 export interface Client {
   /** `run`, streamed: text deltas as they arrive, each tool call and result, a suspension
    * (before `waitFor`, or the one a durable halt stops on), the usage, then `done` with the
-   * result. A failed run throws from the iteration. `id` (conversation memory) is not
-   * available yet. */
-  stream(prompt: string, options?: RunOptions & { id?: string }): AsyncGenerator<StreamEvent, void, unknown>
+   * result. A failed run throws from the iteration. With `id` it is the next turn of that
+   * stored conversation, as `ask` is. */
+  stream(prompt: string, options?: RunOptions): AsyncGenerator<StreamEvent, void, unknown>
+  /** The next turn of conversation `id` (stateless without one): the store supplies the
+   * history and keeps the result; a run that halts waits there for `askWithAnswer`.
+   * `on_text` streams the text and the result is returned either way. A conversation in use
+   * by another run rejects with a `ConflictError`. */
+  ask(prompt: string, ctx?: { toolkit?: Toolkit; id?: string; on_text?: (delta: string) => void; onText?: (delta: string) => void; signal?: AbortSignal }): Promise<RunResult>
+  /** A conversation the returned object remembers across `send`. */
+  conversation(ctx?: { toolkit?: Toolkit; signal?: AbortSignal }): Conversation
+  /** The client's store: the `store` it was given, else its own in-memory one. */
+  conversationStore(): ConversationStore
+}
+
+/** Where conversations are remembered: two methods, values or Promises. */
+export interface ConversationStore {
+  get(id: string): Promise<any[] | undefined> | any[] | undefined
+  save(id: string, messages: any[]): Promise<void> | void
+}
+
+/** A store the engine keeps (records pending runs, holds a conversation while a run uses it). */
+declare class EngineConversationStore implements ConversationStore {
+  get(id: string): Promise<any[] | undefined>
+  save(id: string, messages: any[]): Promise<void>
+  /** Every conversation waiting on a request, oldest first. */
+  pendingRuns(): Promise<PendingRun[]>
+}
+/** The default store: conversations in memory, for the life of the store. */
+export declare class InMemoryConversationStore extends EngineConversationStore {
+  constructor()
+}
+/** Conversations in one SQLite file (created when missing), shared safely by the processes of
+ * one machine. */
+export declare class SqliteConversationStore extends EngineConversationStore {
+  constructor(path: string)
+  readonly path: string
+}
+
+/** A conversation the object itself remembers: each `send` continues `messages`. */
+export declare class Conversation {
+  messages: any[]
+  send(prompt: string): Promise<RunResult>
+  reset(): void
 }
 
 /** `defineTool` options: `run` (the rest of the interface is generated below). */

@@ -112,9 +112,49 @@ export type StreamEvent =
 export interface Client {
   /** `run`, streamed: text deltas as they arrive, each tool call and result, a suspension
    * (before `waitFor`, or the one a durable halt stops on), the usage, then `done` with the
-   * result. A failed run throws from the iteration. `id` (conversation memory) is not
-   * available yet. */
-  stream(prompt: string, options?: RunOptions & { id?: string }): AsyncGenerator<StreamEvent, void, unknown>
+   * result. A failed run throws from the iteration. With `id` it is the next turn of that
+   * stored conversation, as `ask` is. */
+  stream(prompt: string, options?: RunOptions): AsyncGenerator<StreamEvent, void, unknown>
+  /** The next turn of conversation `id` (stateless without one): the store supplies the
+   * history and keeps the result; a run that halts waits there for `askWithAnswer`.
+   * `on_text` streams the text and the result is returned either way. A conversation in use
+   * by another run rejects with a `ConflictError`. */
+  ask(prompt: string, ctx?: { toolkit?: Toolkit; id?: string; on_text?: (delta: string) => void; onText?: (delta: string) => void; signal?: AbortSignal }): Promise<RunResult>
+  /** A conversation the returned object remembers across `send`. */
+  conversation(ctx?: { toolkit?: Toolkit; signal?: AbortSignal }): Conversation
+  /** The client's store: the `store` it was given, else its own in-memory one. */
+  conversationStore(): ConversationStore
+}
+
+/** Where conversations are remembered: two methods, values or Promises. */
+export interface ConversationStore {
+  get(id: string): Promise<any[] | undefined> | any[] | undefined
+  save(id: string, messages: any[]): Promise<void> | void
+}
+
+/** A store the engine keeps (records pending runs, holds a conversation while a run uses it). */
+declare class EngineConversationStore implements ConversationStore {
+  get(id: string): Promise<any[] | undefined>
+  save(id: string, messages: any[]): Promise<void>
+  /** Every conversation waiting on a request, oldest first. */
+  pendingRuns(): Promise<PendingRun[]>
+}
+/** The default store: conversations in memory, for the life of the store. */
+export declare class InMemoryConversationStore extends EngineConversationStore {
+  constructor()
+}
+/** Conversations in one SQLite file (created when missing), shared safely by the processes of
+ * one machine. */
+export declare class SqliteConversationStore extends EngineConversationStore {
+  constructor(path: string)
+  readonly path: string
+}
+
+/** A conversation the object itself remembers: each `send` continues `messages`. */
+export declare class Conversation {
+  messages: any[]
+  send(prompt: string): Promise<RunResult>
+  reset(): void
 }
 
 /** `defineTool` options: `run` (the rest of the interface is generated below). */
@@ -146,7 +186,7 @@ export interface ToolLike {
 
 /** Every error toolnexus throws; `code` is the engine's stable error kind. */
 export declare class ToolnexusError extends Error {
-  readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant'
+  readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant' | 'conflict' | 'store'
   static readonly code: string
 }
 export declare class InvalidArgumentError extends ToolnexusError {}
@@ -167,6 +207,10 @@ export declare class AnswerMismatchError extends ToolnexusError {}
 export declare class HostError extends ToolnexusError {}
 export declare class InternalError extends ToolnexusError {}
 export declare class ReentrantError extends ToolnexusError {}
+/** A conversation is in use by another run, or its pending request was already answered. */
+export declare class ConflictError extends ToolnexusError {}
+/** The conversation store failed (I/O, a database that cannot be read). */
+export declare class StoreError extends ToolnexusError {}
 
 
 /**
@@ -191,6 +235,24 @@ export type BuiltinsConfig =
 /** An MCP server's state after loading. */
 export type McpStatus = 'connected' | 'disabled' | 'failed'
 
+/**
+ * One of the engine's stores (wrapped by `InMemoryConversationStore` and
+ * `SqliteConversationStore`).
+ */
+export declare class _EngineStore {
+  /** An in-memory store. */
+  static memory(): _EngineStore
+  /** The SQLite store at `path` (created when missing). */
+  static sqlite(path: string): _EngineStore
+  /** The transcript of `id`, or `undefined`. */
+  get(id: string): Promise<any[] | undefined>
+  /** Replaces the transcript of `id`. */
+  save(id: string, messages: any[]): Promise<void>
+  /** Every conversation waiting on a request, oldest first. */
+  pendingRuns(): Promise<PendingRun[]>
+}
+export type EngineStore = _EngineStore
+
 /** A configured model client. Cheap to share; runs may overlap. */
 export declare class Client {
   /** Runs `prompt` (with `toolkit`, continuing `history`) through the tool-calling loop. */
@@ -207,6 +269,16 @@ export declare class Client {
    * `beforeLLM`/`afterLLM` (once) and the `llm` metric apply as in a run.
    */
   translate(request: TranslateRequest): Promise<TranslateResult>
+  /**
+   * Resumes conversation `id` of the client's store, halted on `pending`, with `answer`:
+   * the store supplies the transcript and keeps the result, so a run halted in one process
+   * resumes in another. `pending` may be `null` when the store records it (the engine's
+   * stores do). A resume runs once: a second one, or another answer to the same request,
+   * rejects with a `ConflictError`.
+   */
+  askWithAnswer(toolkit: Toolkit | null | undefined, id: string, pending: Request | null | undefined, answer: Answer, options?: ResumeOptions): Promise<RunResult>
+  /** The engine store the client remembers conversations in (`index.js` wraps it). */
+  _engineStore(): EngineStore
   /**
    * Every run's metrics so far as Prometheus text (SPEC §8), the same bytes upstream's ports
    * render; HELP and TYPE lines only before the first run.
@@ -408,8 +480,13 @@ export interface ClientOptions {
    * upstream); `false` sends no auth header, for a `fetch` that authenticates itself.
    */
   requireApiKey?: boolean
-  /** Conversation memory (accepted as upstream's option; not implemented yet: it warns). */
-  store?: unknown
+  /**
+   * Where `ask` and runs with an `id` remember conversations: an object with `get(id)` and
+   * `save(id, messages)` (values or Promises), an `InMemoryConversationStore` or
+   * `SqliteConversationStore`, or a path (a SQLite file). Default: an in-memory store of the
+   * client's own.
+   */
+  store?: ConversationStore | string
   /**
    * Receives each metric event, in order, on the JS thread, before the Promise of its run
    * settles. It cannot fail the run: what it throws becomes a process warning
@@ -661,6 +738,16 @@ export interface PendingRequest {
   expiresAt?: string
 }
 
+/** A conversation waiting on a request. */
+export interface PendingRun {
+  /** The conversation id. */
+  id: string
+  /** What the run waits on. */
+  request: Request
+  /** Since when, in milliseconds since the epoch. */
+  sinceMs: number
+}
+
 /**
  * A declaration-only tool: the model may call it, the run suspends with a `tool_call`
  * Request carrying the calls, and the host supplies the results in its Answer.
@@ -702,6 +789,8 @@ export interface RunOptions {
    * whose `cause` is the signal's reason.
    */
   signal?: AbortSignal
+  /** A conversation id: the client's store supplies the history and keeps the result. */
+  id?: string
 }
 
 /** The outcome of a run. */

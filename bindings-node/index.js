@@ -17,9 +17,6 @@ native.Toolkit.prototype.register = function register(...tools) {
 // Promise settles; a failed run throws from the iteration, and leaving the loop early aborts
 // the run.
 native.Client.prototype.stream = async function* stream(prompt, options) {
-  if (options && options.id !== undefined && options.id !== null) {
-    throw new errors.InvalidArgumentError('stream: options.id needs conversation memory, which this build does not have yet')
-  }
   const stop = new AbortController()
   const signal = options && options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal
   const events = []
@@ -50,9 +47,126 @@ native.Client.prototype.stream = async function* stream(prompt, options) {
   }
 }
 
+// ---- conversation memory (the engine's: runs with an `id`; here only the JS shapes) ----
+
+/** A store the engine keeps; `get` and `save` hand out and take copies. */
+class EngineStore {
+  constructor(engine) {
+    this._engine = engine
+  }
+  /** The transcript stored for `id`, or `undefined`. */
+  get(id) {
+    return this._engine.get(id).then((m) => (m === null ? undefined : m))
+  }
+  /** Stores `messages` as the transcript of `id` (a pending request it had is dropped). */
+  save(id, messages) {
+    return this._engine.save(id, messages)
+  }
+  /** Every conversation waiting on a request, oldest first: `{id, request, sinceMs}`. */
+  pendingRuns() {
+    return this._engine.pendingRuns()
+  }
+}
+
+/** The default store: conversations in memory, for the life of the store. */
+class InMemoryConversationStore extends EngineStore {
+  constructor(engine) {
+    super(engine instanceof native._EngineStore ? engine : native._EngineStore.memory())
+  }
+}
+
+/** Conversations in one SQLite file, shared safely by the processes of one machine. */
+class SqliteConversationStore extends EngineStore {
+  constructor(path) {
+    super(native._EngineStore.sqlite(path))
+    this.path = path
+  }
+}
+
+// What the addon is given for `options.store`: the engine's own store, or `get`/`save` bound
+// to the host's object; a path (or anything else) goes as it is, for the engine to read.
+function storeOption(func, options) {
+  const store = options && options.store
+  if (store === null || typeof store !== 'object') return options
+  if (store instanceof EngineStore) return { ...options, store: { _engine: store._engine } }
+  if (typeof store.get !== 'function' || typeof store.save !== 'function') {
+    throw new errors.InvalidArgumentError(`${func}: options.store must be a path or have get(id) and save(id, messages)`)
+  }
+  return { ...options, store: { get: (id) => store.get(id), save: (id, messages) => store.save(id, messages) } }
+}
+
+// The client keeps what `conversationStore()` hands back: the host's own object, or the path
+// of the SQLite store the engine opened.
+function withStore(func, create) {
+  return function (options) {
+    const client = create(storeOption(func, options))
+    const store = options && options.store
+    if (store !== null && typeof store === 'object') client._store = store
+    else if (typeof store === 'string') client._storePath = store
+    return client
+  }
+}
+
+/** The client's store: the one given as `store`, else its own in-memory one. */
+native.Client.prototype.conversationStore = function conversationStore() {
+  if (this._store === undefined) {
+    const engine = this._engineStore()
+    const path = this._storePath
+    this._store =
+      path === undefined
+        ? new InMemoryConversationStore(engine)
+        : Object.assign(Object.create(SqliteConversationStore.prototype), { _engine: engine, path })
+  }
+  return this._store
+}
+
+// `ask(prompt, {toolkit, id, on_text, signal})` as in the JS port: with an `id` the run is the
+// next turn of that stored conversation; `on_text` streams the text and still returns the result.
+native.Client.prototype.ask = async function ask(prompt, ctx) {
+  const c = ctx || {}
+  const onText = c.on_text || c.onText
+  const options = { toolkit: c.toolkit, signal: c.signal, id: c.id || undefined }
+  if (!onText) return this.run(prompt, options)
+  let result
+  for await (const ev of this.stream(prompt, options)) {
+    if (ev.type === 'text') onText(ev.delta)
+    else if (ev.type === 'done') result = ev.result
+  }
+  return result
+}
+
+/** A conversation the object itself remembers: each `send` continues `messages`. */
+class Conversation {
+  constructor(client, toolkit, signal) {
+    this.client = client
+    this.toolkit = toolkit
+    this.signal = signal
+    /** The whole transcript so far. */
+    this.messages = []
+  }
+  /** Runs `prompt` as the next user turn; the result's messages become `messages`. */
+  async send(prompt) {
+    const result = await this.client.run(prompt, { toolkit: this.toolkit, signal: this.signal, history: this.messages })
+    this.messages = result.messages
+    return result
+  }
+  /** Forgets the conversation. */
+  reset() {
+    this.messages = []
+  }
+}
+
+native.Client.prototype.conversation = function conversation(ctx) {
+  const c = ctx || {}
+  return new Conversation(this, c.toolkit, c.signal)
+}
+
 module.exports = {
-  createClient: native.createClient,
-  createInProcessClient: native.createInProcessClient,
+  createClient: withStore('createClient', native.createClient),
+  createInProcessClient: withStore('createInProcessClient', native.createInProcessClient),
+  InMemoryConversationStore,
+  SqliteConversationStore,
+  Conversation,
   createToolkit: native.createToolkit,
   defineTool: native.defineTool,
   relayTool: native.relayTool,

@@ -57,5 +57,10 @@ export const {
   HostError,
   InternalError,
   ReentrantError,
+  ConflictError,
+  StoreError,
+  InMemoryConversationStore,
+  SqliteConversationStore,
+  Conversation,
 } = tn
 export default tn

@@ -60,6 +60,8 @@ pub struct RunOptions<'a> {
     /// whose `cause` is the signal's reason.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// A conversation id: the client's store supplies the history and keeps the result.
+    pub id: Option<String>,
 }
 
 /// `translate`'s request: the engine reads every data key (`messages`, `tools`, `toolChoice`,
@@ -114,6 +116,9 @@ struct Start {
     resume: Option<(Value, Value)>,
     /// Where a streamed run's steps go (`stream`, see `index.js`).
     stream: Option<engine::StreamTo>,
+    /// The conversation id, and the answer alone when resuming one by id.
+    id: Option<String>,
+    answer: Option<Value>,
 }
 
 #[napi]
@@ -181,6 +186,52 @@ impl Client {
         })
     }
 
+    /// Resumes conversation `id` of the client's store, halted on `pending`, with `answer`:
+    /// the store supplies the transcript and keeps the result, so a run halted in one process
+    /// resumes in another. `pending` may be `null` when the store records it (the engine's
+    /// stores do). A resume runs once: a second one, or another answer to the same request,
+    /// rejects with a `ConflictError`.
+    #[napi(
+        ts_args_type = "toolkit: Toolkit | null | undefined, id: string, pending: Request | null | undefined, answer: Answer, options?: ResumeOptions",
+        ts_return_type = "Promise<RunResult>"
+    )]
+    pub fn ask_with_answer<'e>(
+        &self,
+        env: &'e Env,
+        toolkit: Unknown<'e>,
+        id: Unknown<'e>,
+        pending: Unknown<'e>,
+        answer: Unknown<'e>,
+        options: Unknown<'e>,
+    ) -> napi::Result<PromiseRaw<'e, Raw>> {
+        const F: &str = "askWithAnswer";
+        let toolkit: Option<ClassInstance<Toolkit>> = arg(env, toolkit, F, "toolkit", "a Toolkit")?;
+        let id: String = arg(env, id, F, "id", "a conversation id (a string)")?;
+        let pending: Option<Value> = arg(env, pending, F, "pending", "a Request object")?;
+        let answer: Value = arg(env, answer, F, "answer", "an Answer object")?;
+        let options: Option<ResumeOptions> = optional_object_arg(env, options, F, "options")?;
+        let (resume, answer) = match pending {
+            Some(Value::Null) | None => (None, Some(answer)),
+            Some(p) => (Some((p, answer)), None),
+        };
+        let start = Start {
+            toolkit: toolkit.map(|t| t.snapshot()),
+            prompt: None,
+            history: Vec::new(),
+            resume,
+            stream: None,
+            id: Some(id),
+            answer,
+        };
+        self.start(env, start, options.and_then(|o| o.signal), F)
+    }
+
+    /// The engine store the client remembers conversations in (`index.js` wraps it).
+    #[napi(js_name = "_engineStore")]
+    pub fn engine_store(&self) -> crate::memory::EngineStore {
+        crate::memory::EngineStore { inner: self.inner.conversation_store().clone() }
+    }
+
     /// Every run's metrics so far as Prometheus text (SPEC §8), the same bytes upstream's ports
     /// render; HELP and TYPE lines only before the first run.
     #[napi]
@@ -216,6 +267,8 @@ impl Client {
             history,
             resume: Some((pending, answer)),
             stream: None,
+            id: None,
+            answer: None,
         };
         self.start(env, start, options.and_then(|o| o.signal), F)
     }
@@ -233,9 +286,9 @@ impl Client {
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
         let prompt: String = arg(env, prompt, func, "prompt", "a string")?;
         let options: Option<RunOptions> = optional_object_arg(env, options, func, "options")?;
-        let (toolkit, history, signal) = match options {
-            Some(o) => (o.toolkit, o.history, o.signal),
-            None => (None, None, None),
+        let (toolkit, history, signal, id) = match options {
+            Some(o) => (o.toolkit, o.history, o.signal, o.id),
+            None => (None, None, None, None),
         };
         let start = Start {
             toolkit: toolkit.map(|t| t.snapshot()),
@@ -243,6 +296,8 @@ impl Client {
             history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
             resume: None,
             stream,
+            id,
+            answer: None,
         };
         self.start(env, start, signal, func)
     }
@@ -260,16 +315,10 @@ impl Client {
         let client = self.inner.clone();
         let run = async move {
             let resume = match start.resume {
-                Some((p, a)) => {
-                    let pending = engine::Request::from_json(&p);
-                    let answer = engine::Answer::from_json(&a);
-                    match (pending, answer) {
-                        (Ok(p), Ok(a)) => Some((p, a)),
-                        (Err(e), _) | (_, Err(e)) => return Err(e),
-                    }
-                }
+                Some((p, a)) => Some((engine::Request::from_json(&p)?, engine::Answer::from_json(&a)?)),
                 None => None,
             };
+            let answer = start.answer.map(|a| engine::Answer::from_json(&a)).transpose()?;
             let input = RunInput {
                 prompt: start.prompt,
                 history: start.history,
@@ -277,8 +326,8 @@ impl Client {
                 cancel: Some(token),
                 resume,
                 stream: start.stream,
-                id: None,
-                answer: None,
+                id: start.id,
+                answer,
             };
             client.run_input(input).await
         };

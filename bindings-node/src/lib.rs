@@ -24,6 +24,7 @@ mod fetch;
 mod keepalive;
 mod lazy;
 mod mcp;
+mod memory;
 mod metrics;
 mod options;
 mod sources;

@@ -54,8 +54,11 @@ pub struct ClientOptions<'a> {
     /// Whether a run with no API key anywhere fails before any request (default `true`, as
     /// upstream); `false` sends no auth header, for a `fetch` that authenticates itself.
     pub require_api_key: Option<bool>,
-    /// Conversation memory (accepted as upstream's option; not implemented yet: it warns).
-    #[napi(ts_type = "unknown")]
+    /// Where `ask` and runs with an `id` remember conversations: an object with `get(id)` and
+    /// `save(id, messages)` (values or Promises), an `InMemoryConversationStore` or
+    /// `SqliteConversationStore`, or a path (a SQLite file). Default: an in-memory store of the
+    /// client's own.
+    #[napi(ts_type = "ConversationStore | string")]
     pub store: Option<Unknown<'a>>,
     /// Receives each metric event, in order, on the JS thread, before the Promise of its run
     /// settles. It cannot fail the run: what it throws becomes a process warning
@@ -96,8 +99,15 @@ pub struct ClientOptions<'a> {
 /// key goes to the engine as JSON, named as the user wrote it; it reads and checks them all.
 const HOST_FUNCTIONS: [&str; 6] = ["hooks", "waitFor", "onError", "bodyTransform", "fetch", "onMetric"];
 
-/// Host objects the engine only needs to know were given (it warns that they do nothing yet).
-const HOST_OBJECTS: [&str; 1] = ["store"];
+/// What `createClient` leaves out of the plain options: the host functions, and `store` when
+/// it is an object (a path is the engine's to open).
+fn host_keys(o: &Object<'_>, functions: &[&'static str]) -> napi::Result<Vec<&'static str>> {
+    let mut skip = functions.to_vec();
+    if o.get_named_property::<Unknown>("store")?.get_type()? == ValueType::Object {
+        skip.push("store");
+    }
+    Ok(skip)
+}
 
 /// The keys of the options object `o` as JSON, named as the user wrote them, for the engine
 /// to read: `undefined` ones left out, those of `skip` (host values) too, and those of
@@ -148,7 +158,7 @@ pub fn engine_options(
     env: &Env,
     o: &Object<'_>,
 ) -> napi::Result<engine::Result<engine::Parsed<engine::ClientOptions>>> {
-    let plain = plain_json(env, o, "createClient", "options", &HOST_FUNCTIONS, &HOST_OBJECTS)?;
+    let plain = plain_json(env, o, "createClient", "options", &host_keys(o, &HOST_FUNCTIONS)?, &[])?;
     host_options(env, o, "createClient", engine::ClientOptions::from_json(&Value::Object(plain)))
 }
 
@@ -161,7 +171,7 @@ pub fn in_process_options(
     const F: &str = "createInProcessClient";
     let skip = ["hooks", "waitFor", "bodyTransform", "onMetric", "generate"];
     // The engine refuses `fetch` and `onError` here: it is told whether they were given.
-    let plain = plain_json(env, o, F, "options", &skip, &["store", "fetch", "onError"])?;
+    let plain = plain_json(env, o, F, "options", &host_keys(o, &skip)?, &["fetch", "onError"])?;
     let f: Unknown = o.get_named_property("generate")?;
     if f.get_type()? != ValueType::Function {
         // The JS port's words for it.
@@ -217,6 +227,9 @@ fn host_options(
     }
     if let Some(f) = o.get_named_property::<Option<Function<Json, ()>>>("onMetric")? {
         e.on_metric = Some(Arc::new(JsSink::new(env, f, "onMetric")?));
+    }
+    if o.get_named_property::<Unknown>("store")?.get_type()? == ValueType::Object {
+        e.store = crate::memory::store_of(&o.get_named_property::<Object>("store")?)?;
     }
     Ok(Ok(parsed))
 }

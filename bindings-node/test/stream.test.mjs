@@ -74,9 +74,20 @@ describe('stream', () => {
     gate()
   })
 
-  test('a failed run throws from the iteration; id is refused', async () => {
+  test('a failed run throws from the iteration', async () => {
     answers = [['data: {nope\n\n']]
     await assert.rejects(async () => { for await (const _ of client().stream('hi')) { /* drain */ } }, (e) => e.code === 'protocol')
-    await assert.rejects(async () => { for await (const _ of client().stream('hi', { id: 't' })) { /* drain */ } }, (e) => e.code === 'invalid_argument')
+  })
+
+  test('with an id the stream is a turn of a stored conversation, and ask streams on_text', async () => {
+    const c = client()
+    answers = [text('one'), text('two')]
+    for await (const _ of c.stream('first', { id: 's' })) { /* drain */ }
+    const deltas = []
+    const r = await c.ask('second', { id: 's', on_text: (d) => deltas.push(d) })
+    assert.equal(r.text, 'two')
+    assert.deepEqual(deltas, ['two'])
+    const stored = await c.conversationStore().get('s')
+    assert.deepEqual(stored.filter((m) => m.role === 'user').map((m) => m.content), ['first', 'second'])
   })
 })
