@@ -63,14 +63,15 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
+# With a throwaway PostgreSQL server on loopback, for the PostgreSQL store's tests.
 rust-tests:
-	$(CARGO) test --workspace --locked
+	tests/postgres/with-postgres.sh $(CARGO) test --workspace --locked
 
 spec-check:
 	tests/spec-check/run.sh tests/conformance
 
 python-tests:
-	bindings-python/test.sh
+	tests/postgres/with-postgres.sh bindings-python/test.sh
 
 # Upstream toolnexus 0.21.0's own tests against our Python binding, checked against
 # tests/upstream/python/expectations.txt (docs/upstream-suites.md). It reuses the binding
@@ -79,7 +80,7 @@ upstream-suite: $(if $(filter test,$(MAKECMDGOALS)),python-tests)
 	tests/upstream/python/run.sh
 
 node-tests:
-	bindings-node/test.sh
+	tests/postgres/with-postgres.sh bindings-node/test.sh
 
 go-tests:
 	bindings-go/test.sh

@@ -150,6 +150,12 @@ export declare class SqliteConversationStore extends EngineConversationStore {
   readonly path: string
 }
 
+/** Conversations in a PostgreSQL database (`postgres://user:pass@host:port/db`), for runs shared
+ * by many machines; connected on first use. */
+export declare class PostgresConversationStore extends EngineConversationStore {
+  constructor(url: string)
+}
+
 /** A conversation the object itself remembers: each `send` continues `messages`. */
 export declare class Conversation {
   messages: any[]

@@ -150,6 +150,12 @@ export declare class SqliteConversationStore extends EngineConversationStore {
   readonly path: string
 }
 
+/** Conversations in a PostgreSQL database (`postgres://user:pass@host:port/db`), for runs shared
+ * by many machines; connected on first use. */
+export declare class PostgresConversationStore extends EngineConversationStore {
+  constructor(url: string)
+}
+
 /** A conversation the object itself remembers: each `send` continues `messages`. */
 export declare class Conversation {
   messages: any[]
@@ -244,6 +250,10 @@ export declare class _EngineStore {
   static memory(): _EngineStore
   /** The SQLite store at `path` (created when missing). */
   static sqlite(path: string): _EngineStore
+  /** The PostgreSQL store at `url` (connected on first use). */
+  static postgres(url: string): _EngineStore
+  /** `"memory"`, `"sqlite"`, `"postgres"` or `"host"`. */
+  get kind(): string
   /** The transcript of `id`, or `undefined`. */
   get(id: string): Promise<any[] | undefined>
   /** Replaces the transcript of `id`. */

@@ -83,6 +83,13 @@ class SqliteConversationStore extends EngineStore {
   }
 }
 
+/** Conversations in a PostgreSQL database (`postgres://user:pass@host:port/db`), for fleets. */
+class PostgresConversationStore extends EngineStore {
+  constructor(url) {
+    super(native._EngineStore.postgres(url))
+  }
+}
+
 // What the addon is given for `options.store`: the engine's own store, or `get`/`save` bound
 // to the host's object; a path (or anything else) goes as it is, for the engine to read.
 function storeOption(func, options) {
@@ -112,10 +119,9 @@ native.Client.prototype.conversationStore = function conversationStore() {
   if (this._store === undefined) {
     const engine = this._engineStore()
     const path = this._storePath
-    this._store =
-      path === undefined
-        ? new InMemoryConversationStore(engine)
-        : Object.assign(Object.create(SqliteConversationStore.prototype), { _engine: engine, path })
+    if (path === undefined) this._store = new InMemoryConversationStore(engine)
+    else if (engine.kind === 'postgres') this._store = Object.assign(Object.create(PostgresConversationStore.prototype), { _engine: engine })
+    else this._store = Object.assign(Object.create(SqliteConversationStore.prototype), { _engine: engine, path })
   }
   return this._store
 }
@@ -166,6 +172,7 @@ module.exports = {
   createInProcessClient: withStore('createInProcessClient', native.createInProcessClient),
   InMemoryConversationStore,
   SqliteConversationStore,
+  PostgresConversationStore,
   Conversation,
   createToolkit: native.createToolkit,
   defineTool: native.defineTool,

@@ -61,6 +61,7 @@ export const {
   StoreError,
   InMemoryConversationStore,
   SqliteConversationStore,
+  PostgresConversationStore,
   Conversation,
 } = tn
 export default tn

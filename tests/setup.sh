@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `make test` needs beyond the registries, installed when missing: rustfmt and clippy
 # (rustup components), and the Debian packages of the C tests and the bindings' toolchains
-# (a C and C++ compiler, valgrind, pkg-config, Go, Node with npm, a JDK with Maven). A machine
+# (a C and C++ compiler, valgrind, pkg-config, Go, Node with npm, a JDK with Maven), and
+# PostgreSQL's server for the PostgreSQL store's tests. A machine
 # that already has a newer toolchain keeps it. Everything else (crates, wheels, npm packages,
 # jars, Go modules, the pinned nightly for fuzzing and Miri) is fetched by the tests
 # themselves from the project's own pins.
@@ -25,6 +26,8 @@ command -v cc >/dev/null 2>&1 || missing+=(gcc)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# The PostgreSQL store's tests start a server of their own (tests/postgres/with-postgres.sh).
+command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "tests/setup.sh: install these first (Debian names): ${missing[*]}" >&2

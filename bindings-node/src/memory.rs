@@ -49,6 +49,19 @@ impl EngineStore {
         Ok(EngineStore { inner: Arc::new(store) })
     }
 
+    /// The PostgreSQL store at `url` (connected on first use).
+    #[napi(factory)]
+    pub fn postgres(env: &Env, url: String) -> napi::Result<EngineStore> {
+        let store = engine::memory::PostgresConversationStore::open(&url).map_err(|e| throw(env, e))?;
+        Ok(EngineStore { inner: Arc::new(store) })
+    }
+
+    /// `"memory"`, `"sqlite"`, `"postgres"` or `"host"`.
+    #[napi(getter)]
+    pub fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
     /// The transcript of `id`, or `undefined`.
     #[napi(ts_return_type = "Promise<any[] | undefined>")]
     pub fn get<'e>(&self, env: &'e Env, id: String) -> napi::Result<PromiseRaw<'e, Option<Json>>> {

@@ -11,6 +11,7 @@ import { describe, test } from 'node:test'
 import {
   ConflictError,
   InMemoryConversationStore,
+  PostgresConversationStore,
   SqliteConversationStore,
   StoreError,
   answerOutput,
@@ -111,6 +112,24 @@ describe('conversation memory', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  test('a postgres:// URL is a store shared by clients', async (t) => {
+    const url = process.env.TN_POSTGRES_URL
+    if (!url) {
+      assert.ok(!process.env.CI, 'TN_POSTGRES_URL is not set (run under tests/postgres/with-postgres.sh)')
+      t.skip('no TN_POSTGRES_URL')
+      return
+    }
+    const id = `node-${process.pid}-${Date.now()}`
+    const first = createInProcessClient({ model: 'm', generate: gatedModel, store: url })
+    const second = createInProcessClient({ model: 'm', generate: gatedModel, store: new PostgresConversationStore(url) })
+    const tk = await createToolkit({ builtins: false, extraTools: [gated] })
+    assert.equal((await first.ask('deploy', { toolkit: tk, id })).status, 'pending')
+    assert.ok(first.conversationStore() instanceof PostgresConversationStore)
+    assert.ok((await second.conversationStore().pendingRuns()).some((q) => q.id === id))
+    assert.equal((await second.askWithAnswer(tk, id, null, answerOutput('gate-1', 'yes'))).text, 'finished: approved yes')
+    await assert.rejects(first.askWithAnswer(tk, id, null, answerOutput('gate-1', 'yes')), ConflictError)
   })
 
   test('a conversation keeps its own messages', async () => {

@@ -45,6 +45,19 @@ impl PyStore {
         Ok(PyStore { inner: Arc::new(store) })
     }
 
+    /// The PostgreSQL store at `url` (connected on first use).
+    #[staticmethod]
+    fn postgres(py: Python<'_>, url: &str) -> PyResult<PyStore> {
+        let store = error::map(py, engine::memory::PostgresConversationStore::open(url))?;
+        Ok(PyStore { inner: Arc::new(store) })
+    }
+
+    /// `"memory"`, `"sqlite"`, `"postgres"` or `"host"`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
     /// The transcript of `id`, or `None`.
     fn get(&self, py: Python<'_>, id: &str) -> PyResult<Py<PyAny>> {
         match Self::wait(py, self.inner.get(id))? {

@@ -4,6 +4,7 @@ SQLite, where two processes racing to resume one run end with one winner and a C
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import textwrap
@@ -195,3 +196,33 @@ def test_a_conversation_keeps_its_own_messages() -> None:
     assert r.text == "heard 2" and conv.messages == r.messages
     conv.reset()
     assert asyncio.run(conv.send("three")).text == "heard 1"
+
+
+def postgres_url() -> str:
+    """The server `tests/postgres/with-postgres.sh` started; under CI it must be there."""
+    url = os.environ.get("TN_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("TN_POSTGRES_URL is not set (run under tests/postgres/with-postgres.sh)")
+        pytest.skip("no TN_POSTGRES_URL (tests/postgres/with-postgres.sh starts a server)")
+    return url
+
+
+def test_a_postgres_url_is_a_store_shared_by_clients() -> None:
+    url = postgres_url()
+    run_id = f"py-{os.getpid()}-{time.time_ns()}"
+    first = tn.create_in_process_client(model="m", generate=gated_model(), store=url)
+    second = tn.create_in_process_client(model="m", generate=gated_model(), store=tn.PostgresConversationStore(url))
+
+    async def main() -> None:
+        tk = await tn.create_toolkit(builtins=False, extra_tools=[gated_tool()])
+        assert (await first.ask("deploy", tk, id=run_id)).status == "pending"
+        assert isinstance(first.conversation_store, tn.PostgresConversationStore)
+        queue = await second.conversation_store.pending_runs()
+        assert any(q["id"] == run_id and q["request"].id == "gate-1" for q in queue)
+        done = await second.ask_with_answer(tk, run_id, None, tn.answer_output("gate-1", "yes"))
+        assert done.text == "finished: approved yes"
+        with pytest.raises(tn.ConflictError):
+            await first.ask_with_answer(tk, run_id, None, tn.answer_output("gate-1", "yes"))
+
+    asyncio.run(main())

@@ -242,33 +242,49 @@ async fn sqlite_keeps_conversations_across_store_instances() {
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
-/// The child side of the cross-process tests: `TN_MEMORY_CHILD=<db>:<role>`.
+/// The child side of the cross-process tests: `TN_MEMORY_CHILD=<role> <id> <store spec>`.
 #[tokio::test]
 #[ignore = "run by the cross-process tests in a child process"]
 async fn memory_child() {
     let Ok(spec) = std::env::var("TN_MEMORY_CHILD") else { return };
-    let (path, role) = spec.rsplit_once(':').unwrap();
-    let store = Arc::new(SqliteConversationStore::open(path).unwrap());
+    let mut parts = spec.splitn(3, ' ');
+    let (role, id, store) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+    let store = toolnexus::memory::open(store).unwrap();
+    let say = |line: &str| {
+        println!("{line}");
+        std::io::stdout().flush().unwrap();
+    };
     match role {
         "hold" => {
-            let _lock = store.lock("held").await.unwrap();
-            println!("locked");
-            std::io::stdout().flush().unwrap();
+            let _lock = store.lock(id).await.unwrap();
+            say("locked");
             std::thread::sleep(std::time::Duration::from_secs(60));
         }
         "resume" => {
             let (client, _t) = client_with(Some(store), vec![ScriptedReply::openai_text("resumed elsewhere")]);
-            let r = client.ask_with_answer(Some(&gated()), "d1", None, &answer_output("gate-1", "yes")).await;
-            println!("{}", r.map(|r| r.text).unwrap_or_else(|e| format!("error {}", e.kind())));
+            let r = client.ask_with_answer(Some(&gated()), id, None, &answer_output("gate-1", "yes")).await;
+            say(&r.map(|r| r.text).unwrap_or_else(|e| format!("error {}", e.kind())));
+        }
+        "resume-and-hang" => {
+            // The answer is accepted, then the process dies inside the resumed tool.
+            let tk = Toolkit::new(vec![Tool::from_sync("gated", "", json!({"type": "object"}), |_, _| {
+                println!("started");
+                std::io::stdout().flush().unwrap();
+                std::thread::sleep(std::time::Duration::from_secs(60));
+                Ok(ToolResult::ok("never"))
+            })])
+            .unwrap();
+            let (client, _t) = client_with(Some(store), vec![]);
+            let _ = client.ask_with_answer(Some(&tk), id, None, &answer_output("gate-1", "yes")).await;
         }
         other => panic!("unknown role {other}"),
     }
 }
 
-fn child(path: &std::path::Path, role: &str) -> std::process::Child {
+fn child(store: &str, role: &str, id: &str) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["memory_child", "--exact", "--ignored", "--nocapture", "--test-threads=1", "-q"])
-        .env("TN_MEMORY_CHILD", format!("{}:{role}", path.display()))
+        .env("TN_MEMORY_CHILD", format!("{role} {id} {store}"))
         .stdout(Stdio::piped())
         .spawn()
         .unwrap()
@@ -278,37 +294,151 @@ fn lines_of(c: &mut std::process::Child) -> impl Iterator<Item = String> + '_ {
     BufReader::new(c.stdout.as_mut().unwrap()).lines().map_while(|l| l.ok())
 }
 
-#[tokio::test]
-async fn a_halt_in_one_process_resumes_in_another_by_id_alone() {
-    let path = scratch_db("two-processes");
-    let store = Arc::new(SqliteConversationStore::open(&path).unwrap());
+/// A conversation id no other test run uses (the PostgreSQL database is shared).
+fn fresh(name: &str) -> String {
+    format!("{name}-{}-{}", std::process::id(), toolnexus::new_request_id())
+}
+
+/// Halts a run in this process; another process resumes it by id alone.
+async fn resumed_elsewhere(spec: &str) {
+    let store = toolnexus::memory::open(spec).unwrap();
+    let id = fresh("d");
     let (client, _t) = client_with(Some(store.clone()), vec![ScriptedReply::openai_calls(&[("c1", "gated", "{}")])]);
-    assert_eq!(client.ask("go", Some(&gated()), Some("d1")).await.unwrap().status, RunStatus::Pending);
-    let mut c = child(&path, "resume");
+    assert_eq!(client.ask("go", Some(&gated()), Some(&id)).await.unwrap().status, RunStatus::Pending);
+    assert!(store.pending_runs().await.unwrap().iter().any(|p| p.id == id));
+    let mut c = child(spec, "resume", &id);
     let said: Vec<String> = lines_of(&mut c).collect();
     assert!(c.wait().unwrap().success());
     assert!(said.iter().any(|l| l == "resumed elsewhere"), "child said {said:?}");
-    let rec = store.load("d1").await.unwrap().unwrap();
-    assert_eq!(rec.pending, None);
+    assert_eq!(store.load(&id).await.unwrap().unwrap().pending, None);
     // The other process resumed it: here it is answered already.
-    let again = client.ask_with_answer(Some(&gated()), "d1", None, &answer_output("gate-1", "yes")).await;
+    let again = client.ask_with_answer(Some(&gated()), &id, None, &answer_output("gate-1", "yes")).await;
     assert_eq!(again.unwrap_err().kind(), ErrorKind::Conflict);
-    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// Another process holds a conversation: a conflict here until that process dies.
+async fn held_elsewhere(spec: &str) {
+    let store = toolnexus::memory::open(spec).unwrap();
+    let id = fresh("held");
+    let mut c = child(spec, "hold", &id);
+    assert!(lines_of(&mut c).any(|l| l == "locked"), "the child never took its lock");
+    let e = store.lock(&id).await.err().expect("held by the child");
+    assert_eq!(e.kind(), ErrorKind::Conflict);
+    assert!(store.lock(&fresh("free")).await.is_ok(), "other conversations are not held");
+    c.kill().unwrap(); // a crash: no unlock ever runs in the child
+    c.wait().unwrap();
+    // The kernel (SQLite) or the server (PostgreSQL) lets go of a dead process's lock.
+    let mut taken = false;
+    for _ in 0..100 {
+        if store.lock(&id).await.is_ok() {
+            taken = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(taken, "the dead process's lock was never released");
+}
+
+/// A process dies after accepting an answer: nothing is lost, and the answer stays the answer.
+async fn crashed_mid_resume(spec: &str) {
+    let store = toolnexus::memory::open(spec).unwrap();
+    let id = fresh("crash");
+    let (client, t) = client_with(Some(store.clone()), vec![ScriptedReply::openai_calls(&[("c1", "gated", "{}")])]);
+    client.ask("go", Some(&gated()), Some(&id)).await.unwrap();
+    let mut c = child(spec, "resume-and-hang", &id);
+    assert!(lines_of(&mut c).any(|l| l == "started"), "the child never reached the tool");
+    c.kill().unwrap();
+    c.wait().unwrap();
+    let rec = store.load(&id).await.unwrap().unwrap();
+    assert_eq!(rec.answer.map(|a| a.id).as_deref(), Some("gate-1"), "the accepted answer is on record");
+    assert!(rec.pending.is_some(), "still waiting: the resume never finished");
+    let mut other = Err(toolnexus::Error::invalid(""));
+    for _ in 0..100 {
+        other = client.ask_with_answer(Some(&gated()), &id, None, &answer_output("gate-1", "no")).await;
+        if !matches!(&other, Err(e) if e.message().contains("in use")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let e = other.unwrap_err();
+    assert!(e.kind() == ErrorKind::Conflict && e.message().contains("answered differently"), "{}", e.message());
+    t.push(ScriptedReply::openai_text("done"));
+    let done = client.ask_with_answer(Some(&gated()), &id, None, &answer_output("gate-1", "yes")).await.unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    assert_eq!(done.tool_calls.last().unwrap().output, "approved: yes");
+}
+
+fn sqlite_spec(name: &str) -> String {
+    scratch_db(name).display().to_string()
 }
 
 #[tokio::test]
-async fn a_lock_held_by_another_process_is_a_conflict_until_that_process_dies() {
-    let path = scratch_db("lock");
-    let store = SqliteConversationStore::open(&path).unwrap();
-    let mut c = child(&path, "hold");
-    assert!(lines_of(&mut c).any(|l| l == "locked"), "the child never took its lock");
-    let e = store.lock("held").await.err().expect("held by the child");
-    assert_eq!(e.kind(), ErrorKind::Conflict);
-    assert!(store.lock("free").await.is_ok(), "other conversations are not held");
-    c.kill().unwrap(); // a crash: no unlock ever runs in the child
-    c.wait().unwrap();
-    assert!(store.lock("held").await.is_ok(), "the kernel released the dead process's lock");
-    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+async fn sqlite_a_halt_in_one_process_resumes_in_another_by_id_alone() {
+    resumed_elsewhere(&sqlite_spec("two-processes")).await;
+}
+
+#[tokio::test]
+async fn sqlite_a_lock_held_by_another_process_is_a_conflict_until_that_process_dies() {
+    held_elsewhere(&sqlite_spec("lock")).await;
+}
+
+#[tokio::test]
+async fn sqlite_a_crash_mid_resume_loses_nothing() {
+    crashed_mid_resume(&sqlite_spec("crash")).await;
+}
+
+/// The PostgreSQL server `tests/postgres/with-postgres.sh` started; under CI it must be there.
+fn postgres() -> Option<String> {
+    match std::env::var("TN_POSTGRES_URL") {
+        Ok(url) => Some(url),
+        Err(_) if std::env::var_os("CI").is_some() => panic!("TN_POSTGRES_URL is not set (run under tests/postgres/with-postgres.sh)"),
+        Err(_) => {
+            eprintln!("skipped: no TN_POSTGRES_URL (tests/postgres/with-postgres.sh starts a server)");
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn postgres_a_halt_in_one_process_resumes_in_another_by_id_alone() {
+    if let Some(url) = postgres() {
+        resumed_elsewhere(&url).await;
+    }
+}
+
+#[tokio::test]
+async fn postgres_a_lock_held_by_another_process_is_a_conflict_until_that_process_dies() {
+    if let Some(url) = postgres() {
+        held_elsewhere(&url).await;
+    }
+}
+
+#[tokio::test]
+async fn postgres_a_crash_mid_resume_loses_nothing() {
+    if let Some(url) = postgres() {
+        crashed_mid_resume(&url).await;
+    }
+}
+
+#[tokio::test]
+async fn postgres_keeps_a_conversation_and_lists_what_waits() {
+    let Some(url) = postgres() else { return };
+    let store = toolnexus::memory::open(&url).unwrap();
+    let id = fresh("pg");
+    let (client, t) = client_with(
+        Some(store.clone()),
+        vec![ScriptedReply::openai_text("one"), ScriptedReply::openai_calls(&[("c1", "gated", "{}")])],
+    );
+    client.ask("first", Some(&gated()), Some(&id)).await.unwrap();
+    assert_eq!(client.ask("second", Some(&gated()), Some(&id)).await.unwrap().status, RunStatus::Pending);
+    assert_eq!(user_texts(&t.requests()[1].body), ["first", "second"]);
+    let waiting = store.pending_runs().await.unwrap();
+    let mine = waiting.iter().find(|p| p.id == id).expect("listed");
+    assert_eq!(mine.request.id, "gate-1");
+    let bad = toolnexus::memory::open("postgres://nobody:pw@127.0.0.1:1/none").unwrap();
+    let e = bad.get("x").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Store);
+    assert!(!e.message().contains("pw"), "{}", e.message());
 }
 
 #[tokio::test]

@@ -26,7 +26,9 @@ from .client import (
     create_client,
     create_in_process_client,
 )
-from .memory import Conversation, InMemoryConversationStore, PendingRun, SqliteConversationStore
+from .memory import (
+    Conversation, InMemoryConversationStore, PendingRun, PostgresConversationStore, SqliteConversationStore,
+)
 from .errors import (
     AnswerMismatchError,
     ConfigError,
@@ -113,7 +115,7 @@ __all__ = [
     "Answer", "AnswerMismatchError", "Client", "ClientStyle", "ConfigError", "ConflictError", "Conversation", "ConversationStore",
     "ENGINE_VERSION", "ErrorClassifier", "ErrorInfo", "ErrorTier", "HostError", "Hooks", "HttpTransport",
     "InMemoryConversationStore", "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",
-    "PendingRun", "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
+    "PendingRun", "PostgresConversationStore", "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
     "RunTimeout", "SqliteConversationStore", "StoreError", "Tool", "ToolContext", "ToolResult", "ToolSource", "Toolkit", "ToolnexusError",
     "ToolnexusWarning", "TranslateResult", "TranslatedToolCall", "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
     "create_in_process_client", "create_toolkit", "define_tool", "is_relay_request", "pending", "pending_of", "relay_answer",

@@ -18,7 +18,7 @@ from typing import Any, AsyncGenerator, Callable, Iterable, Literal, Optional, P
 
 from . import _bridge, _native
 from .memory import (
-    Conversation, ConversationStore, InMemoryConversationStore, SqliteConversationStore, _EngineStore, _native_of,
+    Conversation, ConversationStore, InMemoryConversationStore, _engine_store, _native_of,
 )
 from .errors import InvalidArgumentError, ProviderError, RunCancelled, RunTimeout, _HttpError, _warn  # noqa: F401 (re-exported)
 from .toolkit import Toolkit
@@ -203,7 +203,8 @@ class Client:
     with its :class:`ProviderError`, whose ``retry_after`` you can schedule by), no
     ``timeout_ms``. ``on_metric`` receives each :data:`MetricEvent`; :meth:`metrics` renders
     them all as Prometheus text. ``store`` is where :meth:`ask` remembers conversations: any
-    :class:`ConversationStore`, or a path (a :class:`SqliteConversationStore`); an
+    :class:`ConversationStore`, a path (a :class:`SqliteConversationStore`) or a ``postgres://``
+    URL (a :class:`PostgresConversationStore`); an
     :class:`InMemoryConversationStore` of the client's own when left out.
     ``on_unsupported_part`` and ``max_part_bytes`` are kept on the client but not used by this
     build yet (content parts come later): each raises a :class:`~toolnexus.ToolnexusWarning`."""
@@ -306,7 +307,7 @@ class Client:
         if store is None:
             store = InMemoryConversationStore._of(self._native.conversation_store())
         elif isinstance(store, (str, os.PathLike)):
-            store = SqliteConversationStore._of(self._native.conversation_store(), path=os.fspath(store))
+            store = _engine_store(self._native.conversation_store(), os.fspath(store))
         self.store = store
         return store
 

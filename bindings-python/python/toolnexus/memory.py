@@ -4,7 +4,8 @@ in this process or another.
 
 Any object with ``get(id)`` and ``save(id, messages)`` (sync or async) is a store. The engine's
 own, :class:`InMemoryConversationStore` (the default) and :class:`SqliteConversationStore`
-(one file, shared by the processes of a machine), also record what a run waits on and hold a
+(one file, shared by the processes of a machine) and :class:`PostgresConversationStore` (for
+fleets), also record what a run waits on and hold a
 conversation while a run uses it: a second run of it, or a second answer to a request already
 answered, raises :class:`~toolnexus.errors.ConflictError`.
 """
@@ -85,6 +86,22 @@ class SqliteConversationStore(_EngineStore):
     def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
         self.path = os.fspath(path)
         self._native = _native.ConversationStore.sqlite(self.path)
+
+
+class PostgresConversationStore(_EngineStore):
+    """Conversations in a PostgreSQL database (``postgres://user:pass@host:port/db``), for runs
+    shared by many machines; the table is made on first use. A run holds its conversation with
+    a lock the database drops if the process dies. ``Client(store=url)`` makes one too."""
+
+    def __init__(self, url: str) -> None:
+        self._native = _native.ConversationStore.postgres(url)
+
+
+def _engine_store(native: _NativeStore, spec: str) -> _EngineStore:
+    """The package's class for the engine store the client opened from ``spec``."""
+    if native.kind == "postgres":
+        return PostgresConversationStore._of(native)
+    return SqliteConversationStore._of(native, path=spec)
 
 
 def _native_of(store: Any) -> Any:

@@ -138,7 +138,7 @@ impl ClientOptions {
     /// Reads the plain options from `json`, a JSON object of the keys in
     /// [`CLIENT_OPTION_KEYS`]; host callables (transport, `wait_for`, hooks, ...) are set on
     /// the result by the binding (`on_metric` among them, and a host's own `store`; a `store`
-    /// here is a path, opened as a [`crate::memory::SqliteConversationStore`]). Every problem is an [`crate::ErrorKind::InvalidArgument`] error
+    /// here is a SQLite path or a `postgres://` URL, see [`crate::memory::open`]). Every problem is an [`crate::ErrorKind::InvalidArgument`] error
     /// naming the option; a `request_params` key the engine owns (`messages`, `tools`,
     /// `stream`) is dropped with a warning, as upstream does, and so is every option this
     /// build does not implement yet.
@@ -203,14 +203,9 @@ impl ClientOptions {
             }
             opts.request_params = Some(params);
         }
-        #[cfg(feature = "sqlite")]
-        if let Some(path) = r.string("store")? {
-            // A path: the embedded store. A host's own store object is set by its binding.
-            opts.store = Some(std::sync::Arc::new(crate::memory::SqliteConversationStore::open(path)?));
-        }
-        #[cfg(not(feature = "sqlite"))]
-        if r.get("store").is_some() {
-            return Err(Error::invalid("option \"store\": this build has no SQLite store"));
+        if let Some(spec) = r.string("store")? {
+            // A path or a postgres:// URL; a host's own store object is set by its binding.
+            opts.store = Some(crate::memory::open(&spec)?);
         }
         for k in UNIMPLEMENTED {
             if r.get(k).is_some() {

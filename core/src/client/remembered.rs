@@ -47,24 +47,36 @@ impl Client {
     }
 
     /// A run of `input` whose `id` is set: loads, runs, saves.
-    pub(super) async fn run_remembered(&self, id: String, mut input: RunInput<'_>) -> Result<RunResult> {
+    pub(super) async fn run_remembered(&self, id: String, input: RunInput<'_>) -> Result<RunResult> {
         if !input.history.is_empty() {
             return Err(Error::invalid(
                 "a run with a conversation id continues the stored transcript: pass no history",
             ));
         }
         let store = self.store.clone();
+        let lock = store.lock(&id).await?;
+        let outcome = self.run_locked(&id, &store, input).await;
+        lock.release().await;
+        outcome
+    }
+
+    /// [`Client::run_remembered`] once the conversation is held.
+    async fn run_locked(
+        &self,
+        id: &str,
+        store: &Arc<dyn ConversationStore>,
+        mut input: RunInput<'_>,
+    ) -> Result<RunResult> {
         let records = store.records_runs();
-        let _lock = store.lock(&id).await?;
-        let mut stored = store.load(&id).await?.unwrap_or_default();
+        let mut stored = store.load(id).await?.unwrap_or_default();
         input.history = std::mem::take(&mut stored.messages);
         let resuming = input.resume.is_some() || input.answer.is_some();
         if resuming {
-            let (pending, answer) = settle(&id, &stored, input.resume.take(), input.answer.take(), records)?;
+            let (pending, answer) = settle(id, &stored, input.resume.take(), input.answer.take(), records)?;
             if records && stored.answer.is_none() {
                 // Written before the run starts: a crash from here on leaves the answer on record.
                 let accepted = StoredRun { messages: input.history.clone(), answer: Some(answer.clone()), ..stored };
-                store.store(&id, accepted).await?;
+                store.store(id, accepted).await?;
             }
             input.resume = Some((pending, answer));
         } else if let (Some(p), true) = (&stored.pending, records) {
@@ -77,7 +89,7 @@ impl Client {
         let since_ms = result.pending.as_ref().map(|_| crate::memory::now_ms());
         let after =
             StoredRun { messages: result.messages.clone(), pending: result.pending.clone(), answer: None, since_ms };
-        store.store(&id, after).await?;
+        store.store(id, after).await?;
         Ok(result)
     }
 }

@@ -38,6 +38,10 @@ impl ConversationStore for InMemoryConversationStore {
         Box::pin(async { Ok(()) })
     }
 
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+
     fn records_runs(&self) -> bool {
         true
     }

@@ -124,10 +124,10 @@ impl Drop for RangeLock {
     }
 }
 
-/// The byte that stands for `id`: FNV-1a, the same in every build of the library (a process
-/// built by another Rust version must pick the same byte), kept within a signed 62 bits.
-#[cfg(unix)]
-fn range_of(id: &str) -> i64 {
+/// The byte that stands for `id` (and its PostgreSQL advisory lock key): FNV-1a, the same in
+/// every build of the library (a process built by another Rust version must pick the same
+/// one), kept within a signed 62 bits.
+pub(crate) fn range_of(id: &str) -> i64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in id.as_bytes() {
         h ^= u64::from(*b);
@@ -150,7 +150,6 @@ mod tests {
         assert!(held.take("a").is_ok());
     }
 
-    #[cfg(unix)]
     #[test]
     fn the_byte_of_an_id_is_fixed() {
         // Pinned: another build of the library must lock the same byte for the same id.

@@ -4,13 +4,16 @@
 //!
 //! A store's upstream contract is two methods, [`ConversationStore::get`] and
 //! [`ConversationStore::save`]: any host object with them works. The built-in stores
-//! ([`InMemoryConversationStore`], [`SqliteConversationStore`]) also record what a run is
+//! ([`InMemoryConversationStore`], [`SqliteConversationStore`], [`PostgresConversationStore`])
+//! also record what a run is
 //! pending on and lock a conversation while a run uses it, which makes resumes exactly-once:
 //! two resumes of one run never both proceed, and a second, different answer to a request
 //! already answered is a [`crate::ErrorKind::Conflict`] error.
 
 mod in_memory;
 mod lock;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod record;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -21,6 +24,8 @@ use serde_json::Value;
 pub use in_memory::InMemoryConversationStore;
 pub(crate) use record::now_ms;
 pub use record::{PendingRun, StoredRun};
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresConversationStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteConversationStore;
 
@@ -29,19 +34,36 @@ use crate::error::{Error, Result};
 /// What a store's methods return.
 pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T>>;
 
-/// Holds a conversation for one run; released when dropped (and, for the built-in stores
-/// shared between processes, when the process holding it dies).
-pub struct RunLock(#[allow(dead_code)] Option<Box<dyn Send + Sync>>);
+/// Holds a conversation for one run: released by [`RunLock::release`], or when dropped (and,
+/// for the built-in stores shared between processes, when the process holding it dies).
+pub struct RunLock {
+    #[allow(dead_code)]
+    guard: Option<Box<dyn Send>>,
+    release: Option<BoxFuture<'static, ()>>,
+}
 
 impl RunLock {
     /// A lock that holds nothing: a store that does not lock.
     pub fn none() -> RunLock {
-        RunLock(None)
+        RunLock { guard: None, release: None }
     }
 
     /// A lock released when `guard` is dropped.
-    pub fn holding(guard: impl Send + Sync + 'static) -> RunLock {
-        RunLock(Some(Box::new(guard)))
+    pub fn holding(guard: impl Send + 'static) -> RunLock {
+        RunLock { guard: Some(Box::new(guard)), release: None }
+    }
+
+    /// A lock released by running `release` (or, if the lock is dropped instead, by dropping
+    /// it): for a lock whose release is a round trip the next holder must not race.
+    pub fn releasing(release: impl std::future::Future<Output = ()> + Send + 'static) -> RunLock {
+        RunLock { guard: None, release: Some(Box::pin(release)) }
+    }
+
+    /// Lets go of the conversation, waiting until another run can take it.
+    pub async fn release(mut self) {
+        if let Some(r) = self.release.take() {
+            r.await;
+        }
     }
 }
 
@@ -56,6 +78,12 @@ pub trait ConversationStore: Send + Sync {
 
     /// Stores `messages` as the transcript of `id`, replacing what was there.
     fn save<'a>(&'a self, id: &'a str, messages: Vec<Value>) -> StoreFuture<'a, ()>;
+
+    /// What the store is: `"memory"`, `"sqlite"` and `"postgres"` for the engine's, `"host"`
+    /// (the default) for any other.
+    fn kind(&self) -> &'static str {
+        "host"
+    }
 
     /// Whether this store records pending requests and locks conversations
     /// ([`ConversationStore::lock`], [`ConversationStore::load`], [`ConversationStore::store`]
@@ -85,6 +113,21 @@ pub trait ConversationStore: Send + Sync {
     fn pending_runs(&self) -> StoreFuture<'_, Vec<PendingRun>> {
         Box::pin(async { Err(Error::invalid("this conversation store does not record pending runs")) })
     }
+}
+
+/// Opens the store `spec` names: a `postgres://` or `postgresql://` URL is a
+/// [`PostgresConversationStore`], anything else the path of a [`SqliteConversationStore`].
+pub fn open(spec: &str) -> Result<std::sync::Arc<dyn ConversationStore>> {
+    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        #[cfg(feature = "postgres")]
+        return Ok(std::sync::Arc::new(PostgresConversationStore::open(spec)?));
+        #[cfg(not(feature = "postgres"))]
+        return Err(Error::invalid("this build has no PostgreSQL store"));
+    }
+    #[cfg(feature = "sqlite")]
+    return Ok(std::sync::Arc::new(SqliteConversationStore::open(spec)?));
+    #[cfg(not(feature = "sqlite"))]
+    Err(Error::invalid("this build has no SQLite store"))
 }
 
 /// The message of the conflict a second run of a held conversation gets.

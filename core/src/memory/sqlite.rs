@@ -135,6 +135,10 @@ impl ConversationStore for SqliteConversationStore {
         self.store(id, StoredRun::transcript(messages))
     }
 
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
     fn records_runs(&self) -> bool {
         true
     }
