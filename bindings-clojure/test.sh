@@ -6,7 +6,7 @@
 #      with test-support/ (the test-only koine.json) added through TOOLNEXUS_EXTRA_CLASSPATH;
 #      each must exit 0 and print OK;
 #   4. runs clojure.test: the answer vocabulary and tools, the loop through the client
-#      (durable halt + run-with-answer, exceptions), the engine's tables and the shared
+#      (durable halt + run-with-answer, exceptions), conversation memory (ask by id, resume by id), the engine's tables and the shared
 #      bad-option cases, and every conformance scenario.
 # Ends with one line `N passed, M failed` (seeds + assertions); exits non-zero on a failure.
 set -euo pipefail

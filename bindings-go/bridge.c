@@ -124,3 +124,16 @@ int32_t tn_go_execute_async(const tn_toolkit *toolkit, const char *call_json, co
                             uintptr_t scope, char **error_out) {
   return tn_toolkit_execute_call_async(toolkit, call_json, cancel, done_tr, (void *)scope, error_out);
 }
+
+/* A host conversation store: its own handle, and the run of the token when there is one. */
+static void store_tr(void *ud, const char *op, const char *request_json, uint64_t token) {
+  goStore((uintptr_t)ud, run_of(token), (char *)op, (char *)request_json, token);
+}
+
+int32_t tn_go_store_new_host(uintptr_t store, tn_store **out, char **error_out) {
+  tn_store_callbacks cb = {0};
+  cb.user_data = (void *)store;
+  cb.free_user_data = release_tr;
+  cb.store = store_tr;
+  return tn_store_new_host(&cb, out, error_out);
+}

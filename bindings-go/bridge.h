@@ -62,4 +62,8 @@ int32_t tn_go_translate_async(const tn_client *client, const tn_toolkit *toolkit
 int32_t tn_go_execute_async(const tn_toolkit *toolkit, const char *call_json, const tn_cancel *cancel,
                             uintptr_t scope, char **error_out);
 
+/* tn_store_new_host with the Go store trampoline; `store` is a handle to the host's
+ * ConversationStore, released through goRelease when the engine is done with it. */
+int32_t tn_go_store_new_host(uintptr_t store, tn_store **out, char **error_out);
+
 #endif

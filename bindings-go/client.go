@@ -74,7 +74,9 @@ type ClientOptions struct {
 	MaxPartBytes int
 	// OnUnsupportedPart (content parts) is not supported yet: set, it is rejected.
 	OnUnsupportedPart string
-	// Store (the port's Ask memory) is not supported yet: set, it is rejected.
+	// Store is where Ask (and StreamWithID, AskWithAnswer) remembers conversations by id:
+	// an engine store (NewInMemoryConversationStore, OpenSqliteConversationStore) or any
+	// ConversationStore of the host's. Nil: an in-memory store of the client's own.
 	Store ConversationStore
 	// OnMetric receives each metric event (see MetricEvent), in order, on the library's
 	// thread driving the run: keep it quick. A panic in it is logged and the run goes on.
@@ -92,6 +94,7 @@ type Client struct {
 	opts   ClientOptions
 	native *C.tn_client // nil when err is set
 	err    error        // why the options cannot run
+	store  ConversationStore
 }
 
 // engineOptions is tn_client_new's options_json.
@@ -127,8 +130,6 @@ func unsupportedClientOption(o ClientOptions) string {
 		return "MaxPartBytes (content parts)"
 	case o.OnUnsupportedPart != "":
 		return "OnUnsupportedPart (content parts)"
-	case o.Store != nil:
-		return "Store (conversation store)"
 	}
 	return ""
 }
@@ -139,6 +140,7 @@ func CreateClient(opts ClientOptions) *Client {
 	c := &Client{opts: opts}
 	c.native, c.err = newEngineClient(opts)
 	c.keep()
+	c.store = c.conversationStore()
 	return c
 }
 
@@ -220,6 +222,11 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	}
 	if err := check(status, errJSON); err != nil {
 		return nil, err
+	}
+	if o.Store != nil {
+		if out, err = withStore(out, o.Store); err != nil {
+			return nil, err
+		}
 	}
 	var warnings *C.char
 	if check(C.tn_client_warnings(out, &warnings, &errJSON), errJSON) == nil {

@@ -24,6 +24,11 @@ const (
 	KindHost            ErrorKind = "host"
 	KindInternal        ErrorKind = "internal"
 	KindReentrant       ErrorKind = "reentrant"
+	// KindConflict: a conversation is in use by another run, or its pending request was
+	// already answered (a second resume) or answered differently.
+	KindConflict ErrorKind = "conflict"
+	// KindStore: a conversation store failed (I/O, a database that cannot be read).
+	KindStore ErrorKind = "store"
 )
 
 // Error is every failure this package returns. Match it with errors.As; Unwrap reaches the

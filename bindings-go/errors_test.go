@@ -49,7 +49,6 @@ func TestUnsupportedClientOptionsAreRejected(t *testing.T) {
 	for name, edit := range map[string]func(*tn.ClientOptions){
 		"MaxPartBytes":      func(o *tn.ClientOptions) { o.MaxPartBytes = 10 },
 		"OnUnsupportedPart": func(o *tn.ClientOptions) { o.OnUnsupportedPart = "text" },
-		"Store":             func(o *tn.ClientOptions) { o.Store = &memoryStore{} },
 	} {
 		opts := tn.ClientOptions{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k"}
 		edit(&opts)

@@ -1,18 +1,8 @@
 package toolnexus
 
-// The Go port's types for options the engine does not have yet (a conversation store, A2A
-// agents). They are here, with the port's names and shapes, so that code
-// written for the port compiles against this package; an option that carries one is rejected
-// when set (CreateClient, CreateToolkit), never ignored.
-
-// ConversationStore is where the port's Client.Ask keeps conversations by id
-// (ClientOptions.Store). Get returns nil when id has no transcript.
-type ConversationStore interface {
-	// Get returns the stored transcript for id, or nil when there is none.
-	Get(id string) ([]any, error)
-	// Save stores the updated transcript for id.
-	Save(id string, messages []any) error
-}
+// The Go port's types for options the engine does not have yet (A2A agents). They are here,
+// with the port's names and shapes, so that code written for the port compiles against this
+// package; an option that carries one is rejected when set (CreateToolkit), never ignored.
 
 // Agent points at a remote A2A agent's card; each skill it advertises becomes a tool
 // (Options.Agents).

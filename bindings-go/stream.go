@@ -63,10 +63,15 @@ func goStreamEvent(run C.uintptr_t, eventJSON *C.char) {
 // result (or "error"), and the channel closes. Events are buffered without bound: a slow
 // reader never holds the run up. ctx and TimeoutMs bound it as they bound a run.
 func (c *Client) Stream(ctx context.Context, prompt string, tk *Toolkit) (<-chan StreamEvent, error) {
+	return c.stream(ctx, tk, wireRunInput{Prompt: &prompt})
+}
+
+// stream starts a streamed run of input (see Stream).
+func (c *Client) stream(ctx context.Context, tk *Toolkit, input wireRunInput) (<-chan StreamEvent, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	raw, err := json.Marshal(wireRunInput{Prompt: &prompt})
+	raw, err := json.Marshal(input)
 	if err != nil {
 		return nil, bindingError(KindInvalidArgument, "cannot encode the run input: %v", err)
 	}

@@ -163,8 +163,9 @@ func (w wireRunResult) toResult() RunResult {
 }
 
 // wireRunInput is tn_client_run_async's input_json: a prompt (with optional history) or a
-// resume (history, pending, answer).
+// resume (history, pending, answer); with an id, a turn of that stored conversation.
 type wireRunInput struct {
+	ID      *string  `json:"id,omitempty"`
 	Prompt  *string  `json:"prompt,omitempty"`
 	History []any    `json:"history,omitempty"`
 	Pending *Request `json:"pending,omitempty"`

@@ -10,13 +10,15 @@
 
   Failures are `ex-info`s whose data has the engine's stable error `:kind` (`:http`,
   `:network`, `:timeout`, `:protocol`, `:answer_mismatch`, `:host`, `:config`,
-  `:invalid_argument`, ...), plus `:status` and `:body` for HTTP errors."
+  `:invalid_argument`, `:conflict`, `:store`, ...), plus `:status` and `:body` for HTTP
+  errors."
   (:require [clojure.string :as str]
             [toolnexus.impl.convert :as convert]
             [toolnexus.impl.error :as error]
             [toolnexus.impl.ffi :as ffi]
             [toolnexus.impl.host :as host]
             [toolnexus.impl.json :as json]
+            [toolnexus.memory :as memory]
             [toolnexus.tool :as tool]))
 
 ;; ---------------------------------------------------------------------------------------------
@@ -131,6 +133,14 @@
 
 (declare new-client)
 
+(defn- remembering
+  "The engine client like `handle`'s (options, callbacks, metrics) that remembers in `store`."
+  [store handle]
+  (try
+    (ffi/handle "tn_client_free"
+                (memory/with-native store #(ffi/call-handle "tn_client_with_store" (ffi/ptr handle) %)))
+    (finally (ffi/keep-alive handle))))
+
 (defn create-client
   "A client for one provider endpoint. Options:
 
@@ -186,6 +196,9 @@
                     suspension, never an error), {:event \"run\" :model :turns :tool_calls
                     :total_tokens :ms :error?} per run, last. What it throws is printed on
                     *err*; the run goes on. `metrics` counts the events either way.
+    :store          where `ask` remembers conversations: a store map (`{:get :save}`, see
+                    `toolnexus.memory`: `in-memory-store`, `sqlite-store`, or your own), or
+                    the path of a SQLite file. Absent: an in-memory store of the client's own.
 
   An exception thrown by :wait-for, a hook, :http-client or :on-error ends the run: `run`
   throws ex-info of kind `:host` with that exception as its cause. An unknown option throws.
@@ -202,7 +215,8 @@
   "Makes the engine client for `opts` with `export` (`extra` are its arguments after the
   callbacks) and returns the options map holding it."
   [opts export extra]
-  (let [engine-opts (try (json/write-str (convert/client-options opts))
+  (let [store (when (map? (:store opts)) (:store opts))
+        engine-opts (try (json/write-str (convert/client-options (cond-> opts store (dissoc :store))))
                          (catch Exception e
                            (throw (ex-info (str "toolnexus: the client options are not JSON data: " (ex-message e))
                                            {:kind :invalid_argument :code (ffi/status :invalid_argument)}))))
@@ -214,7 +228,7 @@
             (catch Exception e
               (host/unregister! user-data)
               (throw e)))
-        handle (ffi/handle "tn_client_free" p)]
+        handle (cond->> (ffi/handle "tn_client_free" p) store (remembering store))]
     (show-warnings! handle)
     (assoc opts ::native handle)))
 
@@ -263,10 +277,23 @@
   (or (::native client)
       (throw (IllegalArgumentException. "toolnexus: not a client; make one with toolnexus.client/create-client"))))
 
+(defn- run-input
+  "Runs the engine's `input_json` data `input` on `client` with `toolkit`, blocking."
+  [client toolkit input]
+  (let [c (native-client client)
+        tk (tool/native toolkit)
+        outcome (ffi/call-result "tn_client_run" (ffi/ptr c) (ffi/ptr tk)
+                                 (ffi/c-string (json/write-str input)) nil)]
+    (ffi/keep-alive c)
+    (ffi/keep-alive tk)
+    (finish outcome)))
+
 (defn run
   "Runs the tool-calling loop for `prompt` and blocks until it ends. `ctx` is
-  `{:toolkit tk :history [messages...]}` (both optional; `:history` is a prior transcript in
-  the provider's message shape, e.g. the `:messages` of an earlier result).
+  `{:toolkit tk :history [messages...] :conversation-id id}` (all optional; `:history` is a
+  prior transcript in the provider's message shape, e.g. the `:messages` of an earlier
+  result; `:conversation-id` makes the run the next turn of that conversation in the client's
+  store, as `ask` does).
 
   Returns the RunResult `{:text :messages :tool-calls [{:name :args :output :isError
   :metadata}] :tool-call-count :turns :usage {:prompt-tokens :completion-tokens
@@ -275,19 +302,14 @@
   with `run-with-answer`). Throws ex-info (see the namespace doc) when the run fails."
   ([client prompt] (run client prompt {}))
   ([client prompt ctx]
-   (let [unknown (remove #{:toolkit :history} (keys ctx))]
+   (let [unknown (remove #{:toolkit :history :conversation-id} (keys ctx))]
      (when (seq unknown)
-       (throw (ex-info (str "toolnexus: unsupported run option(s) " (vec unknown) "; known: :toolkit :history")
+       (throw (ex-info (str "toolnexus: unsupported run option(s) " (vec unknown)
+                            "; known: :toolkit :history :conversation-id")
                        {:kind :invalid_argument :options (vec unknown)}))))
-   (let [c (native-client client)
-         tk (tool/native (:toolkit ctx))
-         input (cond-> {:prompt prompt}
-                 (some? (:history ctx)) (assoc :history (:history ctx)))
-         outcome (ffi/call-result "tn_client_run" (ffi/ptr c) (ffi/ptr tk)
-                                  (ffi/c-string (json/write-str input)) nil)]
-     (ffi/keep-alive c)
-     (ffi/keep-alive tk)
-     (finish outcome))))
+   (run-input client (:toolkit ctx) (cond-> {:prompt prompt}
+                                      (some? (:history ctx)) (assoc :history (:history ctx))
+                                      (some? (:conversation-id ctx)) (assoc :id (:conversation-id ctx))))))
 
 (defn run-with-answer
   "Resumes a run that halted with status \"pending\": `history` is its `:messages`, `pending`
@@ -306,3 +328,44 @@
     (ffi/keep-alive c)
     (ffi/keep-alive tk)
     (finish outcome)))
+
+;; ---------------------------------------------------------------------------------------------
+;; conversation memory
+
+(def ^{:arglists '([])} in-memory-store
+  "The engine's in-memory store, a client's default (`toolnexus.memory/in-memory-store`)."
+  memory/in-memory-store)
+
+(defn conversation-store
+  "The client's store (see `toolnexus.memory`): the store map given as `:store`, else the
+  engine's store the client remembers in (its own in-memory one, or the SQLite file a path
+  named). Reading and writing it is what `ask` sees."
+  [client]
+  (let [store (:store client)]
+    (if (map? store)
+      store
+      (let [c (native-client client)]
+        (try (memory/of-handle (ffi/call-handle "tn_client_store" (ffi/ptr c))
+                               (if (some? store) {:path (str store)} {}))
+             (finally (ffi/keep-alive c)))))))
+
+(defn ask
+  "`run`, remembering the conversation: with `:id` in `ctx` (`{:toolkit :id :history?}`) the
+  client's store supplies the history and keeps the result, so the next `ask` with that id
+  continues it; a run that halts (status \"pending\") waits there for `ask-with-answer`.
+  Without an id it is a stateless `run`. A conversation another run is using, or one waiting
+  on a request, throws ex-info of kind `:conflict`."
+  ([client prompt] (ask client prompt {}))
+  ([client prompt ctx]
+   (run client prompt (cond-> (dissoc ctx :id)
+                        (some? (:id ctx)) (assoc :conversation-id (:id ctx))))))
+
+(defn ask-with-answer
+  "Resumes conversation `id`, halted on `pending`, with `answer`, loading and saving through
+  the client's store, so a run halted in one process resumes in another by id. `pending` may
+  be nil with the engine's stores (they record it). A resume runs once: a second one, or
+  another answer to the same request, throws ex-info of kind `:conflict`. Returns a RunResult
+  like `run`."
+  [client toolkit id pending answer]
+  (run-input client toolkit (cond-> {:id id :answer answer}
+                              (some? pending) (assoc :pending pending))))

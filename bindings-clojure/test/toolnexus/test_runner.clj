@@ -6,6 +6,7 @@
 (def default-namespaces
   '[toolnexus.vocabulary-test
     toolnexus.client-test
+    toolnexus.memory-test
     toolnexus.options-test
     toolnexus.conformance-test
     toolnexus.sources-test

@@ -14,7 +14,7 @@
 
 (def abi-version
   "The ABI version of include/toolnexus.h this binding was written for (`TN_ABI_VERSION`)."
-  3)
+  4)
 
 (def ok
   "`TN_OK`: success, the one status that is no error kind (the ABI's convention: 0 is OK).

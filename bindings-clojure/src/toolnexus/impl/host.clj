@@ -38,7 +38,12 @@
  :extends [com.sun.jna.Callback]
  :methods [[invoke [com.sun.jna.Pointer com.sun.jna.Pointer] void]])
 
-(import '(toolnexus.impl.host HostCallback HookCallback FreeCallback MetricCallback))
+(gen-interface
+ :name toolnexus.impl.host.StoreCallback
+ :extends [com.sun.jna.Callback]
+ :methods [[invoke [com.sun.jna.Pointer com.sun.jna.Pointer com.sun.jna.Pointer long] void]])
+
+(import '(toolnexus.impl.host HostCallback HookCallback FreeCallback MetricCallback StoreCallback))
 
 ;; ---------------------------------------------------------------------------------------------
 ;; user_data registry and the host thread pool
@@ -265,6 +270,20 @@
       [ffi/ok (if (contains? #{:retry "retry"} verdict) "\"retry\"" "\"fail\"")])
     (catch Throwable e (ending-failure e))))
 
+(defn- on-store
+  "A host store's `get` (`{:id}`: the transcript, or null) or `save` (`{:id :messages}`),
+  through the store map's `:get` and `:save`. What they throw fails the run, with the
+  exception as the cause."
+  [entry ^String op ^String request-json]
+  (try
+    (let [{:keys [id messages]} (json/read-str request-json)]
+      (case op
+        "get" (let [m ((:get entry) id)]
+                [ffi/ok (if (nil? m) "null" (json/write-str (vec m)))])
+        "save" (do ((:save entry) id messages)
+                   [ffi/ok "null"])))
+    (catch Throwable e (ending-failure e))))
+
 ;; ---------------------------------------------------------------------------------------------
 ;; the callbacks
 
@@ -323,6 +342,16 @@
                          ev (ffi/read-string-at event)]
                      (dispatch user-data token (fn [e] (on-hook e h ev))))))))))
 
+(defonce store-callback
+  (reify StoreCallback
+    (invoke [_ user-data op request token]
+      (let [token (long token)]
+        (guarded token
+                 (fn []
+                   (let [o (ffi/read-string-at op)
+                         r (ffi/read-string-at request)]
+                     (dispatch user-data token (fn [e] (on-store e o r))))))))))
+
 (defonce on-metric-callback
   ;; Called on the library's thread with nothing to complete, in order: the event goes to the
   ;; client's :on-metric right here. An observer cannot fail the run, so what it throws is
@@ -346,7 +375,8 @@
 (defonce ^:private thread-setup
   (let [init (CallbackThreadInitializer. true false "toolnexus-callback")]
     (doseq [cb [tool-callback wait-for-callback transport-callback on-error-callback hook-callback
-                toolkit-wait-for-callback skill-provider-callback on-metric-callback generate-callback]]
+                toolkit-wait-for-callback skill-provider-callback on-metric-callback generate-callback
+                store-callback]]
       (Native/setCallbackThreadInitializer cb init))
     true))
 
@@ -389,4 +419,16 @@
     (.setPointer m (* 2 p) (fp tool-callback))
     (when (:wait-for entry) (.setPointer m (* 3 p) (fp toolkit-wait-for-callback)))
     (when (:skill-provider entry) (.setPointer m (* 4 p) (fp skill-provider-callback)))
+    m))
+
+(defn store-callbacks-struct
+  "A `tn_store_callbacks` for a host store entry (`{:get :save}`), laid out as the header
+  declares it: three pointers in this order: user_data, free_user_data, store."
+  ^Memory [^Pointer user-data]
+  (let [p Native/POINTER_SIZE
+        m (doto (Memory. (* 3 p)) (.clear))
+        fp (fn [cb] (CallbackReference/getFunctionPointer cb))]
+    (.setPointer m 0 user-data)
+    (.setPointer m p (fp free-callback))
+    (.setPointer m (* 2 p) (fp store-callback))
     m))
