@@ -83,10 +83,10 @@ node-tests:
 	tests/postgres/with-postgres.sh bindings-node/test.sh
 
 go-tests:
-	bindings-go/test.sh
+	tests/postgres/with-postgres.sh bindings-go/test.sh
 
 clojure-tests:
-	bindings-clojure/test.sh
+	tests/postgres/with-postgres.sh bindings-clojure/test.sh
 
 # The fuzz targets (fuzz/README.md): nightly and cargo-fuzz, pinned in fuzz/run.sh, which
 # installs them when missing. fuzz-short runs each target briefly from its committed seeds.

@@ -175,6 +175,26 @@ func OpenSqliteConversationStore(path string) (*SqliteConversationStore, error) 
 	return &SqliteConversationStore{engineStore{st}, path}, nil
 }
 
+// PostgresConversationStore keeps conversations in a PostgreSQL database, for runs shared by
+// many machines: a run holds its conversation with a lock the database drops if the process
+// dies. It connects on first use (a failure then is an error of KindStore).
+type PostgresConversationStore struct{ engineStore }
+
+// OpenPostgresConversationStore makes the store for the database at url
+// ("postgres://user:pass@host:port/db"). A URL that does not parse is an error of
+// KindInvalidArgument; no error repeats its password.
+func OpenPostgresConversationStore(url string) (*PostgresConversationStore, error) {
+	curl := ctext(url)
+	defer freeC(curl)
+	st := newStoreState(func(out **C.tn_store, errJSON **C.char) C.int32_t {
+		return C.tn_store_open_postgres(curl, out, errJSON)
+	})
+	if st.err != nil {
+		return nil, st.err
+	}
+	return &PostgresConversationStore{engineStore{st}}, nil
+}
+
 // engineStorer is implemented by the engine's stores.
 type engineStorer interface{ engine() *storeState }
 

@@ -2,10 +2,13 @@ package toolnexus_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	tn "github.com/toolnexus/toolnexus/bindings-go"
 )
@@ -265,5 +268,54 @@ func TestAPanickingStoreFailsTheRun(t *testing.T) {
 	var te *tn.Error
 	if !errors.As(err, &te) || te.Kind != tn.KindHost || !strings.Contains(err.Error(), "no disk") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// postgresURL is the server tests/postgres/with-postgres.sh started; under CI it must be there.
+func postgresURL(t *testing.T) string {
+	url := os.Getenv("TN_POSTGRES_URL")
+	if url == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("TN_POSTGRES_URL is not set (run under tests/postgres/with-postgres.sh)")
+		}
+		t.Skip("no TN_POSTGRES_URL (tests/postgres/with-postgres.sh starts a server)")
+	}
+	return url
+}
+
+func TestPostgresStoreIsSharedByClients(t *testing.T) {
+	url := postgresURL(t)
+	id := fmt.Sprintf("go-%d-%d", os.Getpid(), time.Now().UnixNano())
+	store, err := tn.OpenPostgresConversationStore(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	mock := newMock(t)
+	tk := toolkit(t, (&deployTool{}).tool())
+	mock.script(callReply("call_1:deploy"))
+	first := openaiClient(t, mock, func(o *tn.ClientOptions) { o.Store = store })
+	halted, err := first.Ask(testCtx(t), "deploy", tk, id)
+	if err != nil || halted.Status != "pending" {
+		t.Fatalf("got %+v, %v", halted, err)
+	}
+	other, err := tn.OpenPostgresConversationStore(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	mock.script(textReply("Deployed."))
+	second := openaiClient(t, mock, func(o *tn.ClientOptions) { o.Store = other })
+	done, err := second.AskWithAnswer(testCtx(t), tk, id, tn.Request{}, tn.AnswerOutput(halted.Pending.ID, "ok"))
+	if err != nil || done.Status != "done" {
+		t.Fatalf("resumed through another store: %+v, %v", done, err)
+	}
+	_, err = first.AskWithAnswer(testCtx(t), tk, id, tn.Request{}, tn.AnswerOutput(halted.Pending.ID, "ok"))
+	var te *tn.Error
+	if !errors.As(err, &te) || te.Kind != tn.KindConflict {
+		t.Fatalf("a second resume is a conflict: %v", err)
+	}
+	if _, err := tn.OpenPostgresConversationStore("postgres://u:pw@[bad"); !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument || strings.Contains(err.Error(), "pw") {
+		t.Fatalf("a bad URL: %v", err)
 	}
 }

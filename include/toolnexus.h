@@ -656,6 +656,18 @@ int32_t tn_store_open_sqlite(const char *path,
                              struct tn_store **out,
                              char **error_out);
 
+// Makes a PostgreSQL store for the database at `url` (`postgres://user:pass@host:port/db`, or
+// libpq's key=value form), connected on first use (where a failure is `TN_ERR_STORE`); its
+// table is made if missing. Runs on many machines may share it: a run holds its conversation
+// with a lock the database drops if the process dies. A URL that does not parse is
+// `TN_ERR_INVALID_ARGUMENT`; no error repeats the URL's password. Added in ABI version 4.
+//
+// # Safety
+// `url` is a NUL-terminated string; `out` must be writable.
+int32_t tn_store_open_postgres(const char *url,
+                               struct tn_store **out,
+                               char **error_out);
+
 // Makes a store over the host's callback (see `tn_store_fn`). The library owns
 // `callbacks->user_data` from this call on, as `tn_client_new` does. Added in ABI version 4.
 //

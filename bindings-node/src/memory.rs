@@ -99,10 +99,13 @@ impl EngineStore {
     }
 }
 
+/// `save(id, messages)`'s arguments.
+type SaveArgs = FnArgs<(String, Json)>;
+
 /// A host's store, through `get` and `save` functions `index.js` binds to it.
 struct JsStore {
     get: Arc<Callback<String, Option<Json>>>,
-    save: Arc<Callback<FnArgs<(String, Json)>, Option<Json>>>,
+    save: Arc<Callback<SaveArgs, Option<Json>>>,
 }
 
 impl ConversationStore for JsStore {
@@ -117,7 +120,9 @@ impl ConversationStore for JsStore {
     }
 
     fn save<'a>(&'a self, id: &'a str, messages: Vec<Value>) -> StoreFuture<'a, ()> {
-        Box::pin(async move { call(&self.save, FnArgs::from((id.to_string(), Json(Value::Array(messages))))).await.map(|_| ()) })
+        Box::pin(async move {
+            call(&self.save, FnArgs::from((id.to_string(), Json(Value::Array(messages))))).await.map(|_| ())
+        })
     }
 }
 
@@ -129,7 +134,7 @@ pub fn store_of(o: &Object<'_>) -> napi::Result<Option<Arc<dyn ConversationStore
         return Ok(Some(engine.inner.clone()));
     }
     let get: Option<Function<String, MaybePromise<Option<Json>>>> = o.get_named_property("get")?;
-    let save: Option<Function<FnArgs<(String, Json)>, MaybePromise<Option<Json>>>> = o.get_named_property("save")?;
+    let save: Option<Function<SaveArgs, MaybePromise<Option<Json>>>> = o.get_named_property("save")?;
     match (get, save) {
         (Some(get), Some(save)) => Ok(Some(Arc::new(JsStore { get: callback(get)?, save: callback(save)? }))),
         _ => Ok(None),

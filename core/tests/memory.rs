@@ -391,7 +391,9 @@ async fn sqlite_a_crash_mid_resume_loses_nothing() {
 fn postgres() -> Option<String> {
     match std::env::var("TN_POSTGRES_URL") {
         Ok(url) => Some(url),
-        Err(_) if std::env::var_os("CI").is_some() => panic!("TN_POSTGRES_URL is not set (run under tests/postgres/with-postgres.sh)"),
+        Err(_) if std::env::var_os("CI").is_some() => {
+            panic!("TN_POSTGRES_URL is not set (run under tests/postgres/with-postgres.sh)")
+        }
         Err(_) => {
             eprintln!("skipped: no TN_POSTGRES_URL (tests/postgres/with-postgres.sh starts a server)");
             None

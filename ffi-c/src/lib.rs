@@ -45,7 +45,8 @@ pub use sources::{
 pub use status::*;
 pub use store::{
     tn_client_store, tn_client_with_store, tn_store, tn_store_callbacks, tn_store_fn, tn_store_free, tn_store_get,
-    tn_store_new_host, tn_store_new_memory, tn_store_open_sqlite, tn_store_pending_runs, tn_store_save,
+    tn_store_new_host, tn_store_new_memory, tn_store_open_postgres, tn_store_open_sqlite, tn_store_pending_runs,
+    tn_store_save,
 };
 pub use stream::{tn_client_stream, tn_client_stream_async};
 pub use tables::{tn_error_kinds, tn_hook_bits};

@@ -114,6 +114,27 @@ pub unsafe extern "C" fn tn_store_open_sqlite(
     })
 }
 
+/// Makes a PostgreSQL store for the database at `url` (`postgres://user:pass@host:port/db`, or
+/// libpq's key=value form), connected on first use (where a failure is `TN_ERR_STORE`); its
+/// table is made if missing. Runs on many machines may share it: a run holds its conversation
+/// with a lock the database drops if the process dies. A URL that does not parse is
+/// `TN_ERR_INVALID_ARGUMENT`; no error repeats the URL's password. Added in ABI version 4.
+///
+/// # Safety
+/// `url` is a NUL-terminated string; `out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_store_open_postgres(
+    url: *const c_char,
+    out: *mut *mut tn_store,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        check_out(out)?;
+        let store = engine::memory::PostgresConversationStore::open(in_str(url, "url")?)?;
+        register(Arc::new(store), out)
+    })
+}
+
 /// Makes a store over the host's callback (see `tn_store_fn`). The library owns
 /// `callbacks->user_data` from this call on, as `tn_client_new` does. Added in ABI version 4.
 ///

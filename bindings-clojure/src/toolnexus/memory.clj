@@ -46,6 +46,15 @@
   [path]
   (of-handle (ffi/call-handle "tn_store_open_sqlite" (ffi/c-string (str path))) {:path (str path)}))
 
+(defn postgres-store
+  "A store of the engine's in the PostgreSQL database at `url`
+  (\"postgres://user:pass@host:port/db\"), connected on first use (a failure then throws ex-info
+  of kind `:store`). Runs on many machines may share it: a run holds its conversation with a
+  lock the database drops if the process dies. A URL that does not parse throws ex-info of
+  kind `:invalid_argument`; no error repeats its password."
+  [url]
+  (of-handle (ffi/call-handle "tn_store_open_postgres" (ffi/c-string (str url))) {}))
+
 (defn pending-runs
   "The conversations of an engine store waiting on a request, oldest first: `[{:id :request
   :since-ms}]` (`:request` the Request, `:since-ms` milliseconds since the epoch), enough to

@@ -96,3 +96,15 @@
         (is (= path (:path (client/conversation-store c))))))
     (let [e (is (thrown? clojure.lang.ExceptionInfo (memory/sqlite-store (str (io/file dir "no" "such" "x.db")))))]
       (is (= :store (:kind (ex-data e)))))))
+
+(deftest postgres-keeps-a-halted-run-for-another-store
+  ;; The server tests/postgres/with-postgres.sh started; under CI it must be there.
+  (if-let [url (System/getenv "TN_POSTGRES_URL")]
+    (let [store (memory/postgres-store url)
+          halted (halt-and-resume store)
+          again (memory/postgres-store url)]
+      (is (< (count (:messages halted)) (count ((:get again) "r1"))) "another store reads the resumed run")
+      (let [e (is (thrown? clojure.lang.ExceptionInfo (memory/postgres-store "postgres://u:pw@[bad")))]
+        (is (= :invalid_argument (:kind (ex-data e))))
+        (is (not (re-find #"pw" (ex-message e))))))
+    (is (nil? (System/getenv "CI")) "TN_POSTGRES_URL is not set (run under tests/postgres/with-postgres.sh)")))

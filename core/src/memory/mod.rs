@@ -22,10 +22,10 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 pub use in_memory::InMemoryConversationStore;
-pub(crate) use record::now_ms;
-pub use record::{PendingRun, StoredRun};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresConversationStore;
+pub(crate) use record::now_ms;
+pub use record::{PendingRun, StoredRun};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteConversationStore;
 

@@ -143,7 +143,10 @@ impl ConversationStore for PostgresConversationStore {
         Box::pin(async move {
             let c = self.data().await?;
             let row = c
-                .query_opt("SELECT messages, pending, answer, since_ms FROM toolnexus_conversations WHERE id = $1", &[&id])
+                .query_opt(
+                    "SELECT messages, pending, answer, since_ms FROM toolnexus_conversations WHERE id = $1",
+                    &[&id],
+                )
                 .await
                 .map_err(|e| self.failed("cannot read", &e))?;
             let Some(row) = row else { return Ok(None) };
@@ -159,7 +162,8 @@ impl ConversationStore for PostgresConversationStore {
     fn store<'a>(&'a self, id: &'a str, run: StoredRun) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let c = self.data().await?;
-            let (messages, pending, answer) = (messages_text(&run.messages), json_text(&run.pending), json_text(&run.answer));
+            let (messages, pending, answer) =
+                (messages_text(&run.messages), json_text(&run.pending), json_text(&run.answer));
             let since = run.since_ms.map(|t| t as i64);
             c.execute(
                 "INSERT INTO toolnexus_conversations (id, messages, pending, answer, since_ms, updated_ms)
