@@ -4,6 +4,7 @@
 #   make test       every check: format, lints, all tests (Rust and C), the header, wire shapes
 #   make bench      the engine's cost per agent run against the shared mock, beside the bare floor
 #   make bench-transports  the same, over the engine's own transport and over reqwest, interleaved
+#   make bench-memory  durable halts and resumes per second through each conversation store
 #   make header     regenerate include/toolnexus.h with the pinned cbindgen
 #   make c-install  install libtoolnexus, its header and toolnexus.pc under PREFIX (/usr/local)
 #   make fuzz       every fuzz target for FUZZ_SECONDS each (600); make fuzz-short is part of test
@@ -41,10 +42,10 @@ VALGRIND := valgrind --quiet --child-silent-after-fork=yes --leak-check=full --e
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test setup fmt-check clippy rust-tests spec-check bench bench-transports bench-mock header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests fuzz fuzz-short miri reliability
+.PHONY: help demo test setup fmt-check clippy rust-tests spec-check bench bench-transports bench-memory bench-mock header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests fuzz fuzz-short miri reliability
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
@@ -117,6 +118,13 @@ bench: bench-mock
 	  "$(CARGO_TARGET_DIR)/release/toolnexus-bench" --mockllm "$(CARGO_TARGET_DIR)/bench-mock/release/mockllm" \
 	    --scenario weather --style $$style --runs $(BENCH_RUNS); \
 	done
+
+# Durable halts and resumes per second through each conversation store (the model in-process).
+bench-memory:
+	$(CARGO) build --release --quiet -p toolnexus-bench --bin resumes
+	@dir=$$(mktemp -d) && for store in memory $$dir/runs.db; do \
+	  "$(CARGO_TARGET_DIR)/release/resumes" --store $$store --runs $(BENCH_RUNS); done; rm -rf $$dir
+	@tests/postgres/with-postgres.sh sh -c '"$(CARGO_TARGET_DIR)/release/resumes" --store "$$TN_POSTGRES_URL" --runs $(BENCH_RUNS)'
 
 # Why the engine has its own HTTP/1.1 transport rather than reqwest: DECISIONS.md.
 bench-transports: bench-mock

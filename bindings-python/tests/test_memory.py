@@ -128,7 +128,7 @@ CHILD = textwrap.dedent(
     import asyncio, sys, time, pathlib
     import toolnexus as tn
 
-    db, flags = sys.argv[1], pathlib.Path(sys.argv[2])
+    db, flags, run_id = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
 
     def gated(ctx: tn.ToolContext):
         \"\"\"A step that needs an approval.\"\"\"
@@ -149,9 +149,9 @@ CHILD = textwrap.dedent(
 
     async def main():
         tk = await tn.create_toolkit(builtins=False, extra_tools=[tn.define_tool(gated)])
-        c = tn.create_in_process_client(model="m", generate=generate, store=tn.SqliteConversationStore(db))
+        c = tn.create_in_process_client(model="m", generate=generate, store=db)
         try:
-            r = await c.ask_with_answer(tk, "run-x", None, tn.answer_output("gate-1", "yes"))
+            r = await c.ask_with_answer(tk, run_id, None, tn.answer_output("gate-1", "yes"))
             print("won", r.text)
         except tn.ConflictError as e:
             print("conflict", e)
@@ -161,18 +161,20 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_two_processes_racing_to_resume_one_run_have_one_winner(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    c = tn.create_in_process_client(model="m", generate=gated_model(), store=tn.SqliteConversationStore(db))
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_two_processes_racing_to_resume_one_run_have_one_winner(tmp_path: Path, backend: str) -> None:
+    db = str(tmp_path / "runs.db") if backend == "sqlite" else postgres_url()
+    run_id = f"run-x-{os.getpid()}-{time.time_ns()}"
+    c = tn.create_in_process_client(model="m", generate=gated_model(), store=db)
 
     async def halt() -> tn.RunResult:
         tk = await tn.create_toolkit(builtins=False, extra_tools=[gated_tool()])
-        return await c.ask("deploy", tk, id="run-x")
+        return await c.ask("deploy", tk, id=run_id)
 
     assert asyncio.run(halt()).status == "pending"
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    run = [sys.executable, str(script), str(db), str(tmp_path)]
+    run = [sys.executable, str(script), db, str(tmp_path), run_id]
     first = subprocess.Popen(run, stdout=subprocess.PIPE, text=True)
     for _ in range(500):  # the first holds the run inside its tool
         if (tmp_path / "started").exists():
@@ -184,7 +186,8 @@ def test_two_processes_racing_to_resume_one_run_have_one_winner(tmp_path: Path) 
     assert out.startswith("won finished: approved yes"), out
     assert second.stdout.startswith("conflict"), second.stdout + second.stderr
     # The winner's result is what the store keeps; the run is no longer waiting.
-    assert asyncio.run(tn.SqliteConversationStore(db).pending_runs()) == []
+    waiting = asyncio.run(c.conversation_store.pending_runs())  # type: ignore[attr-defined]
+    assert all(w["id"] != run_id for w in waiting)
 
 
 def test_a_conversation_keeps_its_own_messages() -> None:

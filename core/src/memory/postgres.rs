@@ -6,6 +6,7 @@
 //! and a process that dies drops its connection and with it the lock.
 
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -39,7 +40,13 @@ pub struct PostgresConversationStore {
     /// Where the database is, for errors: never the password.
     shown: String,
     data: OnceCell<Client>,
+    /// Lock sessions no run holds, unlocked, kept for the next run (a connection per run
+    /// otherwise: a connect costs more than the rest of a resume).
+    idle: Arc<Mutex<Vec<Client>>>,
 }
+
+/// Idle lock sessions kept at most.
+const IDLE_SESSIONS: usize = 16;
 
 impl PostgresConversationStore {
     /// A store for the database at `url`; a URL that does not parse is an
@@ -49,7 +56,7 @@ impl PostgresConversationStore {
         let config = Config::from_str(url)
             .map_err(|_| Error::invalid("the PostgreSQL store's URL does not parse (it is not repeated here)"))?;
         let shown = describe(&config);
-        Ok(PostgresConversationStore { config, shown, data: OnceCell::new() })
+        Ok(PostgresConversationStore { config, shown, data: OnceCell::new(), idle: Arc::default() })
     }
 
     async fn connect(&self) -> Result<Client> {
@@ -77,6 +84,20 @@ impl PostgresConversationStore {
             None => e.to_string(),
         };
         Error::new(ErrorKind::Store, format!("{what} the PostgreSQL store {}: {why}", self.shown))
+    }
+}
+
+impl PostgresConversationStore {
+    fn keep(&self, session: Client) {
+        keep(&self.idle, session);
+    }
+}
+
+/// Keeps an unlocked session for the next run, unless enough are kept.
+fn keep(idle: &Mutex<Vec<Client>>, session: Client) {
+    let mut idle = idle.lock().unwrap_or_else(|p| p.into_inner());
+    if idle.len() < IDLE_SESSIONS {
+        idle.push(session);
     }
 }
 
@@ -122,19 +143,39 @@ impl ConversationStore for PostgresConversationStore {
 
     fn lock<'a>(&'a self, id: &'a str) -> StoreFuture<'a, RunLock> {
         Box::pin(async move {
-            let session = self.connect().await?;
-            let row = session
-                .query_one("SELECT pg_try_advisory_lock($1)", &[&range_of(id)])
-                .await
-                .map_err(|e| self.failed("cannot lock a conversation in", &e))?;
+            let key = range_of(id);
+            let reused = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop().filter(|c| !c.is_closed());
+            let tried = match reused {
+                // A kept session the server has since closed: a fresh one instead.
+                Some(c) => match c.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).await {
+                    Ok(row) => Some((c, row)),
+                    Err(_) => None,
+                },
+                None => None,
+            };
+            let (session, row) = match tried {
+                Some(t) => t,
+                None => {
+                    let c = self.connect().await?;
+                    let row = c
+                        .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                        .await
+                        .map_err(|e| self.failed("cannot lock a conversation in", &e))?;
+                    (c, row)
+                }
+            };
             if !row.get::<_, bool>(0) {
+                self.keep(session);
                 return Err(in_use(id));
             }
             // Closing the session would release the lock too, but only once the server sees
-            // it close: unlocking first means the next run, anywhere, finds it free.
-            let key = range_of(id);
+            // it close: unlocking first means the next run, anywhere, finds it free. A lock
+            // dropped instead (a cancelled run) drops its session, and the server lets go.
+            let idle = self.idle.clone();
             Ok(RunLock::releasing(async move {
-                let _ = session.execute("SELECT pg_advisory_unlock($1)", &[&key]).await;
+                if session.execute("SELECT pg_advisory_unlock($1)", &[&key]).await.is_ok() {
+                    keep(&idle, session);
+                }
             }))
         })
     }
