@@ -164,15 +164,21 @@ type SqliteConversationStore struct {
 // OpenSqliteConversationStore opens the SQLite store at path, creating it when missing. A
 // file that cannot be opened is an error of KindStore.
 func OpenSqliteConversationStore(path string) (*SqliteConversationStore, error) {
-	cpath := ctext(path)
-	defer freeC(cpath)
-	st := newStoreState(func(out **C.tn_store, errJSON **C.char) C.int32_t {
-		return C.tn_store_open_sqlite(cpath, out, errJSON)
+	st, err := openStore(path, func(p *C.char, out **C.tn_store, errJSON **C.char) C.int32_t {
+		return C.tn_store_open_sqlite(p, out, errJSON)
 	})
-	if st.err != nil {
-		return nil, st.err
+	if err != nil {
+		return nil, err
 	}
 	return &SqliteConversationStore{engineStore{st}, path}, nil
+}
+
+// openStore makes an engine store with open(arg).
+func openStore(arg string, open func(*C.char, **C.tn_store, **C.char) C.int32_t) (*storeState, error) {
+	carg := ctext(arg)
+	defer freeC(carg)
+	st := newStoreState(func(out **C.tn_store, errJSON **C.char) C.int32_t { return open(carg, out, errJSON) })
+	return st, st.err
 }
 
 // PostgresConversationStore keeps conversations in a PostgreSQL database, for runs shared by
@@ -184,13 +190,11 @@ type PostgresConversationStore struct{ engineStore }
 // ("postgres://user:pass@host:port/db"). A URL that does not parse is an error of
 // KindInvalidArgument; no error repeats its password.
 func OpenPostgresConversationStore(url string) (*PostgresConversationStore, error) {
-	curl := ctext(url)
-	defer freeC(curl)
-	st := newStoreState(func(out **C.tn_store, errJSON **C.char) C.int32_t {
-		return C.tn_store_open_postgres(curl, out, errJSON)
+	st, err := openStore(url, func(u *C.char, out **C.tn_store, errJSON **C.char) C.int32_t {
+		return C.tn_store_open_postgres(u, out, errJSON)
 	})
-	if st.err != nil {
-		return nil, st.err
+	if err != nil {
+		return nil, err
 	}
 	return &PostgresConversationStore{engineStore{st}}, nil
 }

@@ -437,6 +437,10 @@ async fn postgres_keeps_a_conversation_and_lists_what_waits() {
     let waiting = store.pending_runs().await.unwrap();
     let mine = waiting.iter().find(|p| p.id == id).expect("listed");
     assert_eq!(mine.request.id, "gate-1");
+    // The test server has no TLS: requiring it is refused, never silently plain.
+    let tls = toolnexus::memory::open(&format!("{url}?sslmode=require")).unwrap();
+    let e = tls.get("x").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Store, "{}", e.message());
     let bad = toolnexus::memory::open("postgres://nobody:pw@127.0.0.1:1/none").unwrap();
     let e = bad.get("x").await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Store);

@@ -384,14 +384,7 @@ fn http_client() -> std::result::Result<reqwest::Client, String> {
     static CLIENT: std::sync::OnceLock<std::result::Result<reqwest::Client, String>> = std::sync::OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            use rustls_platform_verifier::BuilderVerifierExt;
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .map_err(|e| format!("TLS setup failed: {e}"))?
-                .with_platform_verifier()
-                .map_err(|e| format!("TLS setup failed: {e}"))?
-                .with_no_client_auth();
+            let mut tls = crate::transport::tls::client_config().map_err(|e| e.message().to_string())?;
             tls.alpn_protocols = vec![b"http/1.1".to_vec()];
             let same_origin_307_308 = reqwest::redirect::Policy::custom(|attempt| {
                 let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);

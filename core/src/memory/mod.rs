@@ -11,6 +11,7 @@
 //! already answered is a [`crate::ErrorKind::Conflict`] error.
 
 mod in_memory;
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 mod lock;
 #[cfg(feature = "postgres")]
 mod postgres;

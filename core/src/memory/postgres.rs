@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::OnceCell;
+use tokio_postgres::config::SslMode;
 use tokio_postgres::{Client, Config, NoTls};
 
 use super::lock::range_of;
@@ -33,8 +34,9 @@ CREATE TABLE IF NOT EXISTS toolnexus_conversations (
 COMMIT;";
 
 /// Conversations in a PostgreSQL database, named by a `postgres://` URL (or a libpq
-/// key=value string). Connects on first use; over a plain connection (no TLS), for a
-/// database on a trusted network.
+/// key=value string). Connects on first use, with TLS as the URL's `sslmode` says (`prefer`,
+/// the default, uses it when the server offers it; `require` insists; `disable` never), the
+/// server checked against the platform's trust store.
 pub struct PostgresConversationStore {
     config: Config,
     /// Where the database is, for errors: never the password.
@@ -60,10 +62,16 @@ impl PostgresConversationStore {
     }
 
     async fn connect(&self) -> Result<Client> {
-        let (client, conn) = self.config.connect(NoTls).await.map_err(|e| self.failed("cannot connect to", &e))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        let failed = |e| self.failed("cannot connect to", &e);
+        if self.config.get_ssl_mode() == SslMode::Disable {
+            let (client, conn) = self.config.connect(NoTls).await.map_err(failed)?;
+            tokio::spawn(conn);
+            return Ok(client);
+        }
+        // sslmode prefer (the default) or require, over the platform's trust store.
+        let tls = tokio_postgres_rustls::MakeRustlsConnect::new(crate::transport::tls::client_config()?);
+        let (client, conn) = self.config.connect(tls).await.map_err(failed)?;
+        tokio::spawn(conn);
         Ok(client)
     }
 

@@ -90,11 +90,13 @@ pub(crate) fn now_ms() -> u64 {
 }
 
 /// `messages` as stored: a JSON array's text.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn messages_text(messages: &[Value]) -> String {
     Value::Array(messages.to_vec()).to_string()
 }
 
 /// Reads [`messages_text`]'s form back.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn messages_from_text(text: &str) -> Result<Vec<Value>> {
     match serde_json::from_str(text) {
         Ok(Value::Array(m)) => Ok(m),

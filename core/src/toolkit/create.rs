@@ -17,7 +17,9 @@ use crate::hooks::WaitFor;
 use crate::skill::{load_skills, SkillProvider, SkillsSpec, SKILLS_SPEC_KEYS};
 use crate::spec_json::Fields;
 use crate::tool::Tool;
-use crate::warning::{Parsed, Warning};
+use crate::warning::Parsed;
+#[cfg(feature = "mcp")]
+use crate::warning::Warning;
 
 /// Every key [`ToolkitSpec::from_json`] reads (snake_case; camelCase is read too).
 pub const TOOLKIT_SPEC_KEYS: [&str; 10] = [

@@ -96,7 +96,7 @@ pub trait BodySink: Send {
 
 mod http1;
 mod pool;
-mod tls;
+pub(crate) mod tls;
 
 #[cfg(feature = "fuzzing")]
 pub(crate) use http1::read_response_from;

@@ -10,21 +10,27 @@ use tokio_rustls::TlsConnector;
 
 use crate::error::{Error, ErrorKind, Result};
 
+/// rustls with the ring provider and the platform's trust store, no ALPN.
+pub(crate) fn client_config() -> Result<rustls::ClientConfig> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let failed = |e: rustls::Error| Error::new(ErrorKind::Config, format!("TLS setup failed: {e}"));
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(failed)?
+        .with_platform_verifier()
+        .map_err(failed)?
+        .with_no_client_auth())
+}
+
 fn config() -> Result<Arc<rustls::ClientConfig>> {
     static CONFIG: OnceLock<std::result::Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     let built = CONFIG.get_or_init(|| {
-        use rustls_platform_verifier::BuilderVerifierExt;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
-            .with_platform_verifier()
-            .map_err(|e| e.to_string())?
-            .with_no_client_auth();
+        let mut cfg = client_config().map_err(|e| e.message().to_string())?;
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Arc::new(cfg))
     });
-    built.clone().map_err(|e| Error::new(ErrorKind::Config, format!("TLS setup failed: {e}")))
+    built.clone().map_err(|e| Error::new(ErrorKind::Config, e))
 }
 
 /// Runs the TLS handshake for `host` over `tcp`.

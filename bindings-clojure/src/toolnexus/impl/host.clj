@@ -38,12 +38,7 @@
  :extends [com.sun.jna.Callback]
  :methods [[invoke [com.sun.jna.Pointer com.sun.jna.Pointer] void]])
 
-(gen-interface
- :name toolnexus.impl.host.StoreCallback
- :extends [com.sun.jna.Callback]
- :methods [[invoke [com.sun.jna.Pointer com.sun.jna.Pointer com.sun.jna.Pointer long] void]])
-
-(import '(toolnexus.impl.host HostCallback HookCallback FreeCallback MetricCallback StoreCallback))
+(import '(toolnexus.impl.host HostCallback HookCallback FreeCallback MetricCallback))
 
 ;; ---------------------------------------------------------------------------------------------
 ;; user_data registry and the host thread pool
@@ -332,25 +327,21 @@
 (defonce on-error-callback (host-callback on-error))
 (defonce generate-callback (host-callback on-generate))
 
-(defonce hook-callback
+(defn- named-callback
+  "A callback taking a name and a JSON argument (a hook and its event, a store operation and
+  its request): `(handler entry name arg)` runs on the host pool."
+  [handler]
   (reify HookCallback
-    (invoke [_ user-data hook event token]
+    (invoke [_ user-data name arg token]
       (let [token (long token)]
         (guarded token
                  (fn []
-                   (let [h (ffi/read-string-at hook)
-                         ev (ffi/read-string-at event)]
-                     (dispatch user-data token (fn [e] (on-hook e h ev))))))))))
+                   (let [n (ffi/read-string-at name)
+                         a (ffi/read-string-at arg)]
+                     (dispatch user-data token (fn [e] (handler e n a))))))))))
 
-(defonce store-callback
-  (reify StoreCallback
-    (invoke [_ user-data op request token]
-      (let [token (long token)]
-        (guarded token
-                 (fn []
-                   (let [o (ffi/read-string-at op)
-                         r (ffi/read-string-at request)]
-                     (dispatch user-data token (fn [e] (on-store e o r))))))))))
+(defonce hook-callback (named-callback on-hook))
+(defonce store-callback (named-callback on-store))
 
 (defonce on-metric-callback
   ;; Called on the library's thread with nothing to complete, in order: the event goes to the
