@@ -58,7 +58,7 @@ pub fn call_status(f: impl FnOnce(*mut *mut c_char) -> i32) -> i32 {
 
 /// The conventions every export keeps: `wrote` is whether the out-param was written.
 pub fn check_status(status: i32, wrote: bool, err: Option<&str>) {
-    assert!((ffi::TN_OK..=ffi::TN_ERR_REENTRANT).contains(&status), "unknown status {status}");
+    assert!((ffi::TN_OK..=ffi::TN_ERR_STORE).contains(&status), "unknown status {status}");
     assert_ne!(status, ffi::TN_ERR_INTERNAL, "an internal error (a bug or a caught panic): {err:?}");
     if status == ffi::TN_OK {
         assert!(wrote, "TN_OK without the out-param written");

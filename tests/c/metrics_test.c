@@ -30,7 +30,7 @@ static void on_metric(void *user_data, const char *event_json) {
 }
 
 int main(void) {
-  CHECK(tn_abi_version() == TN_ABI_VERSION && TN_ABI_VERSION == 3, "ABI version 3");
+  CHECK(tn_abi_version() == TN_ABI_VERSION && TN_ABI_VERSION >= 3, "ABI version 3 or later");
   const char *replies[] = {CALL, TEXT};
   script_t s;
   script_init(&s, replies, 2);

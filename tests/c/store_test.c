@@ -109,6 +109,7 @@ static void durable_by_id(tn_store *store, const char *what) {
 }
 
 int main(void) {
+  CHECK(tn_abi_version() == TN_ABI_VERSION && TN_ABI_VERSION >= 4, "ABI version 4 or later");
   char *err = NULL, *out = NULL;
   tn_store *mem = NULL, *db = NULL, *again = NULL, *host = NULL;
   CHECK(tn_store_new_memory(&mem, &err) == TN_OK && mem, "new_memory");

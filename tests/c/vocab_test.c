@@ -19,7 +19,9 @@ static void test_error_kinds(void) {
                 {"answer_mismatch", TN_ERR_ANSWER_MISMATCH},
                 {"host", TN_ERR_HOST},
                 {"internal", TN_ERR_INTERNAL},
-                {"reentrant", TN_ERR_REENTRANT}};
+                {"reentrant", TN_ERR_REENTRANT},
+                {"conflict", TN_ERR_CONFLICT},
+                {"store", TN_ERR_STORE}};
   char *out = NULL;
   CHECK(tn_error_kinds(&out, NULL) == TN_OK, "tn_error_kinds");
   tj *kinds = tj_parse(out);
