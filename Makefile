@@ -172,6 +172,8 @@ c-tests: c-lib c-asan
 	$(VALGRIND) $(C_OUT)/stream_test
 	$(CC) $(C_FLAGS) tests/c/store_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/store_test
 	$(VALGRIND) $(C_OUT)/store_test
+	$(CC) $(C_FLAGS) tests/c/parts_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/parts_test
+	$(VALGRIND) $(C_OUT)/parts_test
 	$(CC) $(C_FLAGS) tests/c/header_twice.c $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/header_c
 	$(C_OUT)/header_c
 	$(CXX) -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ tests/c/header_twice.c -x none \
@@ -204,6 +206,8 @@ c-asan: c-lib
 	$(C_ASAN_ENV) $(C_OUT)/stream_test_asan
 	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/store_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/store_test_asan
 	$(C_ASAN_ENV) $(C_OUT)/store_test_asan
+	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/parts_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/parts_test_asan
+	$(C_ASAN_ENV) $(C_OUT)/parts_test_asan
 	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/conformance_runner.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) \
 	  -o $(C_OUT)/conformance_asan
 	$(C_ASAN_ENV) $(C_OUT)/conformance_asan tests/conformance

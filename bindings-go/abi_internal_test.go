@@ -23,7 +23,8 @@ func TestABIMismatchAsksForARebuild(t *testing.T) {
 // order, and the statuses its callbacks complete with are those kinds' codes.
 func TestErrorKindsAreTheEnginesTable(t *testing.T) {
 	want := []ErrorKind{KindInvalidArgument, KindConfig, KindHTTP, KindNetwork, KindTimeout, KindCancelled,
-		KindProtocol, KindAnswerMismatch, KindHost, KindInternal, KindReentrant, KindConflict, KindStore}
+		KindProtocol, KindAnswerMismatch, KindHost, KindInternal, KindReentrant, KindConflict, KindStore,
+		KindContentPart, KindUnsupportedPart}
 	if len(errorKinds) != len(want) {
 		t.Fatalf("the engine has %d kinds, this package %d: %+v", len(errorKinds), len(want), errorKinds)
 	}

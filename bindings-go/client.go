@@ -70,9 +70,11 @@ type ClientOptions struct {
 	// body: model, messages, tools, parameters); returning nil sends it as built. A panic
 	// ends the run with an error.
 	BodyTransform func(body map[string]any) map[string]any
-	// MaxPartBytes (content parts) is not supported yet: non-zero, it is rejected.
+	// MaxPartBytes is the largest content part sent, in decoded bytes (0: no limit). A
+	// tool's part over it is sent as a text placeholder.
 	MaxPartBytes int
-	// OnUnsupportedPart (content parts) is not supported yet: set, it is rejected.
+	// OnUnsupportedPart is what a content part the provider cannot take becomes: "error"
+	// fails the run, "text" sends a placeholder; "" goes by where the part came from.
 	OnUnsupportedPart string
 	// Store is where Ask (and StreamWithID, AskWithAnswer) remembers conversations by id:
 	// an engine store (NewInMemoryConversationStore, OpenSqliteConversationStore) or any
@@ -111,6 +113,8 @@ type engineOptions struct {
 	RetryableStatuses []int             `json:"retryable_statuses,omitempty"`
 	TimeoutMs         int               `json:"timeout_ms,omitempty"`
 	RequestParams     map[string]any    `json:"request_params,omitempty"`
+	MaxPartBytes      int               `json:"max_part_bytes,omitempty"`
+	OnUnsupportedPart string            `json:"on_unsupported_part,omitempty"`
 }
 
 // inProcessEngineOptions is tn_client_new_in_process's options_json.
@@ -121,17 +125,8 @@ type inProcessEngineOptions struct {
 	MaxTurns      int               `json:"max_turns,omitempty"`
 	TimeoutMs     int               `json:"timeout_ms,omitempty"`
 	RequestParams map[string]any    `json:"request_params,omitempty"`
-}
-
-// unsupportedClientOption names the first option set that the C ABI cannot carry yet.
-func unsupportedClientOption(o ClientOptions) string {
-	switch {
-	case o.MaxPartBytes != 0:
-		return "MaxPartBytes (content parts)"
-	case o.OnUnsupportedPart != "":
-		return "OnUnsupportedPart (content parts)"
-	}
-	return ""
+	MaxPartBytes  int               `json:"max_part_bytes,omitempty"`
+	OnUnsupported string            `json:"on_unsupported_part,omitempty"`
 }
 
 // CreateClient builds a Client. Options the engine refuses (or that are not supported) are
@@ -166,9 +161,6 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	if abiErr != nil {
 		return nil, abiErr
 	}
-	if name := unsupportedClientOption(o); name != "" {
-		return nil, bindingError(KindInvalidArgument, "client option %s is not supported by this binding yet", name)
-	}
 	style := o.Style
 	if style == "" {
 		style = StyleOpenAI
@@ -177,12 +169,14 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 		BaseURL: o.BaseURL, Style: style, Model: o.Model, APIKey: o.APIKey, Headers: o.Headers,
 		SystemPrompt: o.SystemPrompt, MaxTurns: o.MaxTurns, Retries: o.Retries, RetryBaseMs: o.RetryBaseMs,
 		RetryableStatuses: o.RetryableStatuses, TimeoutMs: o.TimeoutMs, RequestParams: o.RequestParams,
+		MaxPartBytes: o.MaxPartBytes, OnUnsupportedPart: o.OnUnsupportedPart,
 	}
 	var raw []byte
 	var err error
 	if o.generate != nil {
 		// No wire: the engine sets it (and refuses it when given).
-		raw, err = json.Marshal(inProcessEngineOptions{eo.Model, eo.Headers, eo.SystemPrompt, eo.MaxTurns, eo.TimeoutMs, eo.RequestParams})
+		raw, err = json.Marshal(inProcessEngineOptions{eo.Model, eo.Headers, eo.SystemPrompt, eo.MaxTurns, eo.TimeoutMs, eo.RequestParams,
+			eo.MaxPartBytes, eo.OnUnsupportedPart})
 	} else {
 		raw, err = json.Marshal(eo)
 	}

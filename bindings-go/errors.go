@@ -29,6 +29,10 @@ const (
 	KindConflict ErrorKind = "conflict"
 	// KindStore: a conversation store failed (I/O, a database that cannot be read).
 	KindStore ErrorKind = "store"
+	// KindContentPart: a content part is malformed or over MaxPartBytes.
+	KindContentPart ErrorKind = "content_part"
+	// KindUnsupportedPart: the provider's style has no block for a content part.
+	KindUnsupportedPart ErrorKind = "unsupported_part"
 )
 
 // Error is every failure this package returns. Match it with errors.As; Unwrap reaches the

@@ -45,22 +45,19 @@ func TestHTTPErrorExposesStatusBodyAndRetryAfter(t *testing.T) {
 	}
 }
 
-func TestUnsupportedClientOptionsAreRejected(t *testing.T) {
-	for name, edit := range map[string]func(*tn.ClientOptions){
-		"MaxPartBytes":      func(o *tn.ClientOptions) { o.MaxPartBytes = 10 },
-		"OnUnsupportedPart": func(o *tn.ClientOptions) { o.OnUnsupportedPart = "text" },
-	} {
-		opts := tn.ClientOptions{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k"}
-		edit(&opts)
-		_, err := tn.NewClient(opts)
-		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "not supported") {
-			t.Errorf("%s: want a clear rejection, got %v", name, err)
-		}
-		// CreateClient keeps the Go port's signature: the error comes with the first run.
-		_, runErr := tn.CreateClient(opts).Run(context.Background(), "hi", nil)
-		if runErr == nil || runErr.Error() != err.Error() {
-			t.Errorf("%s: Run returned %v", name, runErr)
-		}
+func TestContentPartOptionsReachTheEngine(t *testing.T) {
+	base := tn.ClientOptions{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "k"}
+	ok := base
+	ok.MaxPartBytes, ok.OnUnsupportedPart = 10, "text"
+	if _, err := tn.NewClient(ok); err != nil {
+		t.Fatalf("MaxPartBytes and OnUnsupportedPart are options of the engine: %v", err)
+	}
+	bad := base
+	bad.OnUnsupportedPart = "drop"
+	_, err := tn.NewClient(bad)
+	var te *tn.Error
+	if !errors.As(err, &te) || te.Kind != tn.KindInvalidArgument || !strings.Contains(err.Error(), "on_unsupported_part") {
+		t.Fatalf("the engine reads OnUnsupportedPart: %v", err)
 	}
 }
 

@@ -100,6 +100,13 @@ export interface TranslateResult {
   raw?: any
 }
 
+/** A content part (SPEC §1B): text, or an image, file or audio carrying base64 `data` or a
+ * `url` (exactly one), never a path. A run's prompt may be an array of them; a tool result's
+ * `parts` carry them beside its text. */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image' | 'file' | 'audio'; mimeType: string; data?: string; url?: string; name?: string }
+
 /** One step of a streamed run (`client.stream`), in the JS port's shapes. */
 export type StreamEvent =
   | { type: 'text'; delta: string }
@@ -192,7 +199,7 @@ export interface ToolLike {
 
 /** Every error toolnexus throws; `code` is the engine's stable error kind. */
 export declare class ToolnexusError extends Error {
-  readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant' | 'conflict' | 'store'
+  readonly code: 'invalid_argument' | 'config' | 'http' | 'network' | 'timeout' | 'cancelled' | 'protocol' | 'answer_mismatch' | 'host' | 'internal' | 'reentrant' | 'conflict' | 'store' | 'content_part' | 'unsupported_part'
   static readonly code: string
 }
 export declare class InvalidArgumentError extends ToolnexusError {}
@@ -217,6 +224,10 @@ export declare class ReentrantError extends ToolnexusError {}
 export declare class ConflictError extends ToolnexusError {}
 /** The conversation store failed (I/O, a database that cannot be read). */
 export declare class StoreError extends ToolnexusError {}
+/** A content part is malformed, or over `maxPartBytes`. */
+export declare class ContentPartError extends ToolnexusError {}
+/** The provider's style has no block for a content part. */
+export declare class UnsupportedPartError extends ToolnexusError {}
 
 
 /**

@@ -44,6 +44,10 @@ const ReentrantError = define('ReentrantError', 'reentrant')
 const ConflictError = define('ConflictError', 'conflict')
 /** The conversation store failed (I/O, a database that cannot be read). */
 const StoreError = define('StoreError', 'store')
+/** A content part is malformed, or over `maxPartBytes`. */
+const ContentPartError = define('ContentPartError', 'content_part')
+/** The provider's style has no block for a content part. */
+const UnsupportedPartError = define('UnsupportedPartError', 'unsupported_part')
 
 module.exports = {
   ToolnexusError,
@@ -60,4 +64,6 @@ module.exports = {
   ReentrantError,
   ConflictError,
   StoreError,
+  ContentPartError,
+  UnsupportedPartError,
 }

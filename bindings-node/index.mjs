@@ -59,6 +59,8 @@ export const {
   ReentrantError,
   ConflictError,
   StoreError,
+  ContentPartError,
+  UnsupportedPartError,
   InMemoryConversationStore,
   SqliteConversationStore,
   PostgresConversationStore,

@@ -95,6 +95,12 @@
 // A conversation store failed (I/O, a database that cannot be read). Added in ABI version 4.
 #define TN_ERR_STORE 13
 
+// A content part is malformed or over the size limit. Added in ABI version 4.
+#define TN_ERR_CONTENT_PART 14
+
+// The provider's style has no block for a content part. Added in ABI version 4.
+#define TN_ERR_UNSUPPORTED_PART 15
+
 // An opaque cancellation handle for runs (`tn_cancel_new`, `tn_cancel_fire`, `tn_cancel_free`).
 typedef struct tn_cancel tn_cancel;
 
@@ -170,6 +176,13 @@ typedef void (*tn_body_transform_fn)(void *user_data,
 typedef void (*tn_on_metric_fn)(void *user_data,
                                 const char *event_json);
 
+// Receives what a run warns about, each kind once per client, as JSON `{"code", "message"}`
+// (`content_part_placeholder`: a tool's content part the provider cannot take, or one over
+// `max_part_bytes`, was sent as its text placeholder). Called synchronously on the library
+// thread driving the run, with nothing to complete. Added in ABI version 4.
+typedef void (*tn_on_warning_fn)(void *user_data,
+                                 const char *warning_json);
+
 // The host behaviour of a client. Every field may be NULL / 0. Callbacks run on library
 // threads, get `user_data` back, and answer through `tn_complete`.
 typedef struct tn_callbacks {
@@ -194,6 +207,8 @@ typedef struct tn_callbacks {
   // Receives each metric event as it happens; NULL: the client's registry
   // (`tn_client_metrics`) still counts them. Added in ABI version 3.
   tn_on_metric_fn on_metric;
+  // Receives what a run warns about; NULL: nothing is said. Added in ABI version 4.
+  tn_on_warning_fn on_warning;
 } tn_callbacks;
 
 // Called once when an async call ends: `status` is `TN_OK` with the call's result JSON, or an
@@ -291,7 +306,8 @@ void tn_string_free(char *s);
 // Makes a client from `options_json`: `{"base_url", "style" ("openai" | "anthropic"),
 // "model", "api_key"?, "headers"? {name: value}, "system_prompt"?, "max_turns"? (10),
 // "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "max_retry_after_ms"?
-// (60000), "timeout_ms"?, "max_tokens"? (4096), "request_params"? {}}`. An unknown key or a
+// (60000), "timeout_ms"?, "max_tokens"? (4096), "request_params"? {}, "store"? (a SQLite
+// path or a postgres:// URL), "max_part_bytes"?, "on_unsupported_part"? ("error" | "text")}`. An unknown key or a
 // value of the wrong type is `TN_ERR_INVALID_ARGUMENT` naming the option; a `request_params`
 // key the engine owns (`messages`, `tools`, `stream`) is dropped with a warning (see
 // `tn_client_warnings`). `callbacks` may
@@ -335,7 +351,9 @@ void tn_client_free(struct tn_client *client);
 
 // Runs the loop and blocks until it ends, writing the RunResult JSON (snake_case keys:
 // `text, messages, tool_calls, tool_call_count, turns, usage, model, status, limit?,
-// pending?`) to `*result_out`. `input_json` is `{"prompt", "history"?}`, or `{"history",
+// pending?`) to `*result_out`. `input_json` is `{"prompt", "history"?}` (`prompt` a string,
+// or, from ABI version 4, an array of content parts: `{"type": "text", "text"}` or `{"type":
+// "image" | "file" | "audio", "mimeType", "data" (base64) | "url", "name"?}`), or `{"history",
 // "pending", "answer"}` to resume a halted run. With `"id"` (ABI version 4) the run is the
 // next turn of that conversation in the client's store (`tn_client_with_store`), which
 // supplies the history and keeps the result: `{"prompt", "id"}`, or `{"id", "answer",

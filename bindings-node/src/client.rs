@@ -109,7 +109,8 @@ fn history_of(h: Json) -> engine::Result<Vec<Value>> {
 /// What a run starts from.
 struct Start {
     toolkit: Option<Arc<engine::Toolkit>>,
-    prompt: Option<String>,
+    /// A string, or content parts.
+    prompt: Option<Value>,
     history: Vec<Value>,
     /// `(pending, answer)` as the host passed them, read inside the run so a malformed one
     /// rejects the Promise like any run failure.
@@ -125,7 +126,7 @@ struct Start {
 impl Client {
     /// Runs `prompt` (with `toolkit`, continuing `history`) through the tool-calling loop.
     #[napi(
-        ts_args_type = "prompt: string, options?: RunOptions | undefined | null",
+        ts_args_type = "prompt: string | ContentPart[], options?: RunOptions | undefined | null",
         ts_return_type = "Promise<RunResult>"
     )]
     pub fn run<'e>(
@@ -141,7 +142,7 @@ impl Client {
     /// order, before the Promise settles. `index.js` makes it the port's `stream` iterator.
     #[napi(
         js_name = "_stream",
-        ts_args_type = "prompt: string, options: RunOptions | undefined | null, onEvent: (event: StreamEvent) => void",
+        ts_args_type = "prompt: string | ContentPart[], options: RunOptions | undefined | null, onEvent: (event: StreamEvent) => void",
         ts_return_type = "Promise<RunResult>"
     )]
     pub fn stream_run<'e>(
@@ -284,7 +285,18 @@ impl Client {
         stream: Option<engine::StreamTo>,
         func: &str,
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
-        let prompt: String = arg(env, prompt, func, "prompt", "a string")?;
+        let prompt: Json = arg(env, prompt, func, "prompt", "a string or an array of content parts")?;
+        let kind = match &prompt.0 {
+            Value::String(_) | Value::Array(_) => None,
+            Value::Null => Some("null"),
+            Value::Bool(_) => Some("boolean"),
+            Value::Number(_) => Some("number"),
+            Value::Object(_) => Some("object"),
+        };
+        if let Some(kind) = kind {
+            let msg = format!("{func}: prompt must be a string or an array of content parts, got {kind}");
+            return Err(throw(env, invalid(msg)));
+        }
         let options: Option<RunOptions> = optional_object_arg(env, options, func, "options")?;
         let (toolkit, history, signal, id) = match options {
             Some(o) => (o.toolkit, o.history, o.signal, o.id),
@@ -292,7 +304,7 @@ impl Client {
         };
         let start = Start {
             toolkit: toolkit.map(|t| t.snapshot()),
-            prompt: Some(prompt),
+            prompt: Some(prompt.0),
             history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
             resume: None,
             stream,
@@ -319,8 +331,14 @@ impl Client {
                 None => None,
             };
             let answer = start.answer.map(|a| engine::Answer::from_json(&a)).transpose()?;
+            let (prompt, prompt_parts) = match start.prompt {
+                Some(Value::String(p)) => (Some(p), None),
+                Some(Value::Array(parts)) => (None, Some(parts)),
+                _ => (None, None),
+            };
             let input = RunInput {
-                prompt: start.prompt,
+                prompt,
+                prompt_parts,
                 history: start.history,
                 toolkit: start.toolkit.as_deref(),
                 cancel: Some(token),

@@ -45,6 +45,9 @@ pub struct ToolResult {
     pub is_error: bool,
     #[napi(ts_type = "Record<string, unknown>")]
     pub metadata: Option<JsonObject>,
+    /// Content parts beside the text (images, files, audio), in the canonical form.
+    #[napi(ts_type = "ContentPart[]")]
+    pub parts: Option<Json>,
 }
 
 /// One tool call made during a run, with its final result.
@@ -112,13 +115,22 @@ impl From<engine::Answer> for Answer {
 
 impl From<engine::ToolResult> for ToolResult {
     fn from(r: engine::ToolResult) -> ToolResult {
-        ToolResult { output: r.output, is_error: r.is_error, metadata: r.metadata }
+        ToolResult {
+            output: r.output,
+            is_error: r.is_error,
+            metadata: r.metadata,
+            parts: r.parts.map(|p| Json(Value::Array(p))),
+        }
     }
 }
 
 impl From<ToolResult> for engine::ToolResult {
     fn from(r: ToolResult) -> engine::ToolResult {
-        engine::ToolResult { output: r.output, is_error: r.is_error, metadata: r.metadata }
+        let parts = match r.parts.map(|p| p.0) {
+            Some(Value::Array(p)) => Some(p),
+            _ => None,
+        };
+        engine::ToolResult { output: r.output, is_error: r.is_error, metadata: r.metadata, parts }
     }
 }
 
@@ -184,7 +196,7 @@ impl From<engine::RunResult> for RunResult {
     }
 }
 
-/// A ToolResult a host handed back as JSON (`{output, isError, metadata?}`): a hook's
+/// A ToolResult a host handed back as JSON (`{output, isError, metadata?, parts?}`): a hook's
 /// short-circuit or replacement. A missing `isError` is `false`; a non-string `output` is
 /// its JSON text.
 pub fn tool_result_from_json(v: &Value) -> engine::Result<engine::ToolResult> {
@@ -206,7 +218,12 @@ pub fn tool_result_from_json(v: &Value) -> engine::Result<engine::ToolResult> {
         Some(Value::Object(m)) => Some(m.clone()),
         Some(_) => return Err(invalid("a tool result's metadata must be an object")),
     };
-    Ok(engine::ToolResult { output, is_error, metadata })
+    let parts = match o.get("parts") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(p)) => Some(p.clone()),
+        Some(_) => return Err(invalid("a tool result's parts must be an array of content parts")),
+    };
+    Ok(engine::ToolResult { output, is_error, metadata, parts })
 }
 
 /// What a JS tool's `run` returned, read on the JS thread: a string is the output; an object
@@ -257,6 +274,7 @@ fn json_stringify(env: sys::napi_env, v: sys::napi_value) -> napi::Result<String
 /// A JSON value that crosses as JSON text: `JSON.stringify` on the way in, `JSON.parse` on
 /// the way out. For transcripts (hundreds of messages) V8's own JSON codec is several times
 /// faster than building or reading the value one property at a time through napi.
+#[derive(Clone)]
 pub struct Json(pub Value);
 
 impl napi::bindgen_prelude::TypeName for Json {

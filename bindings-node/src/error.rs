@@ -44,6 +44,8 @@ fn class_of(kind: ErrorKind) -> &'static str {
         ErrorKind::Reentrant => "ReentrantError",
         ErrorKind::Conflict => "ConflictError",
         ErrorKind::Store => "StoreError",
+        ErrorKind::ContentPart => "ContentPartError",
+        ErrorKind::UnsupportedPart => "UnsupportedPartError",
     }
 }
 

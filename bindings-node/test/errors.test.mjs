@@ -264,7 +264,7 @@ describe('errors', () => {
       [() => defineTool({ run: () => '' }), /^defineTool: opts\.name is required$/],
       [() => pending({ prompt: 'p' }), /^pending: request\.kind is required$/],
       [() => client.run('x', { toolkit: {} }), /^run: options\.toolkit must be a Toolkit$/],
-      [() => client.run(42), /^run: prompt must be a string, got number$/],
+      [() => client.run(42), /^run: prompt must be a string or an array of content parts, got number$/],
       [() => client.run('x', { signal: {} }), /^run: options\.signal must be an AbortSignal$/],
       [() => client.runWithAnswer({}, [], {}, {}), /^runWithAnswer: toolkit must be a Toolkit, got object$/],
       [() => createToolkit({ extraTools: [42] }), /^createToolkit: opts\.extraTools\[0\] must be a Tool/],

@@ -54,3 +54,31 @@ describe('createInProcessClient', () => {
     assert.throws(() => createInProcessClient({ model: 'm' }), (e) => e.code === 'invalid_argument' && /generate/.test(e.message))
   })
 })
+
+describe('content parts', () => {
+  const B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAGUlEQVR42mP4z8AARwyrkBAVJZClkAEVJQBm3VpRJDtqMQAAAABJRU5ErkJggg=='
+  const image = { type: 'image', mimeType: 'image/png', data: B64 }
+  test('a prompt of parts and a tool returning parts reach the model as its blocks', async () => {
+    const seen = []
+    const generate = async (req) => {
+      seen.push(req)
+      return seen.length === 1 ? { toolCalls: [{ id: 'c1', name: 'shot', arguments: {} }] } : { content: 'seen' }
+    }
+    const shot = defineTool({ name: 'shot', description: 'd', inputSchema: { type: 'object', properties: {} },
+      run: async () => ({ output: 'shot output', isError: false, parts: [image] }) })
+    const c = createInProcessClient({ model: 'm', generate })
+    const tk = await createToolkit({ builtins: false, extraTools: [shot] })
+    const r = await c.run(['look', image], { toolkit: tk })
+    assert.deepEqual(seen[0].messages.at(-1).content.map((b) => b.type), ['text', 'image_url'])
+    const wire = seen[1].messages
+    assert.deepEqual(wire.at(-2), { role: 'tool', tool_call_id: 'c1', content: 'shot output' })
+    assert.equal(wire.at(-1).content[0].text, 'Output of tool shot (c1):')
+    assert.deepEqual(r.messages.find((m) => m.role === 'tool').parts, [image])
+  })
+  test('a prompt part over maxPartBytes is a ContentPartError before any call', async () => {
+    let calls = 0
+    const c = createInProcessClient({ model: 'm', maxPartBytes: 10, generate: () => { calls++; return { content: 'x' } } })
+    await assert.rejects(c.run([image]), (e) => e.code === 'content_part' && /over the maxPartBytes limit of 10/.test(e.message))
+    assert.equal(calls, 0)
+  })
+})

@@ -79,6 +79,13 @@ impl PyClient {
         opts.on_error = on_error.map(|func| Arc::new(PyOnError { func, last_transport_error }) as _);
         opts.body_transform = body_transform.map(|func| Arc::new(PyBodyTransform { func }) as _);
         opts.on_metric = on_metric.map(|func| Arc::new(PySink { func }) as _);
+        // Upstream's package prints its warnings (a part sent as a placeholder) to stderr.
+        opts.on_warning = Some(Arc::new(|w: &engine::Warning| {
+            Python::attach(|py| {
+                let stderr = py.import("sys").and_then(|sys| sys.getattr("stderr"));
+                let _ = stderr.and_then(|e| e.call_method1("write", (format!("{}\n", w.message),)));
+            })
+        }));
         let header_names = PyTransport::header_names(opts.headers.iter().map(|(k, _)| k.as_str()));
         let kept = last_error.clone();
         opts.transport = transport.map(|transport| Arc::new(PyTransport { transport, header_names, last_error }) as _);
@@ -161,7 +168,7 @@ impl PyClient {
         waker: PyRef<'_, LoopWaker>,
         future: Py<PyAny>,
         toolkit: Option<PyRef<'_, PyToolkit>>,
-        prompt: Option<String>,
+        prompt: Option<Bound<'_, PyAny>>,
         history: Option<Bound<'_, PyAny>>,
         pending: Option<Bound<'_, PyAny>>,
         answer: Option<Bound<'_, PyAny>>,
@@ -170,6 +177,17 @@ impl PyClient {
         id: Option<String>,
     ) -> PyResult<RunTask> {
         let stream = on_event.map(|func| engine::StreamTo(Arc::new(PySink { func })));
+        // A string, or a list of canonical part dicts (the package normalised them).
+        let (prompt, prompt_parts) = match prompt.map(|p| from_py(&p)).transpose()? {
+            Some(Value::String(p)) => (Some(p), None),
+            Some(Value::Array(parts)) => (None, Some(parts)),
+            Some(_) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "toolnexus: a prompt is a string or a list of content parts",
+                ))
+            }
+            None => (None, None),
+        };
         let history: Vec<Value> = match history {
             Some(h) => match from_py(&h)? {
                 Value::Array(items) => items,
@@ -193,7 +211,17 @@ impl PyClient {
         let fut = async move {
             let given = history.clone();
             let toolkit = toolkit.as_deref();
-            let input = RunInput { prompt, history, toolkit, cancel: Some(run_token), resume, stream, id, answer };
+            let input = RunInput {
+                prompt,
+                prompt_parts,
+                history,
+                toolkit,
+                cancel: Some(run_token),
+                resume,
+                stream,
+                id,
+                answer,
+            };
             let mut r = client.run_input(input).await?;
             let kept = r.messages.iter().zip(&given).take_while(|(a, b)| a == b).count();
             r.messages.drain(..kept);

@@ -49,6 +49,8 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Internal | ErrorKind::Reentrant => "InternalError",
         ErrorKind::Conflict => "ConflictError",
         ErrorKind::Store => "StoreError",
+        ErrorKind::ContentPart => "ContentPartError",
+        ErrorKind::UnsupportedPart => "UnsupportedPartError",
     }
 }
 

@@ -101,7 +101,7 @@ fn tool_result(py: Python<'_>, r: &Bound<'_, PyAny>) -> Result<ToolResult, Error
     }
     let output = r.getattr(intern!(py, "output")).and_then(|o| o.extract::<String>()).map_err(|e| bad(&e))?;
     let is_error = r.getattr(intern!(py, "is_error")).and_then(|o| o.extract::<bool>()).map_err(|e| bad(&e))?;
-    Ok(ToolResult { output, is_error, metadata: None })
+    Ok(ToolResult { output, is_error, metadata: None, parts: None })
 }
 
 /// A tool that raised a `BaseException` that is not an `Exception` (`KeyboardInterrupt`,

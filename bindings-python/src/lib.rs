@@ -6,6 +6,7 @@
 
 mod bridge;
 mod client;
+mod content;
 mod convert;
 mod error;
 mod host;
@@ -28,6 +29,24 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::PyClient>()?;
     m.add_class::<metrics::PyMetricsRegistry>()?;
     m.add_class::<memory::PyStore>()?;
+    for f in [
+        wrap_pyfunction!(content::build_part, m)?,
+        wrap_pyfunction!(content::validate_part, m)?,
+        wrap_pyfunction!(content::normalize_parts, m)?,
+        wrap_pyfunction!(content::encode_part, m)?,
+        wrap_pyfunction!(content::summarize, m)?,
+        wrap_pyfunction!(content::estimate_tokens, m)?,
+        wrap_pyfunction!(content::describe_part, m)?,
+        wrap_pyfunction!(content::placeholder_text, m)?,
+        wrap_pyfunction!(content::is_part_dict, m)?,
+        wrap_pyfunction!(content::decoded_len, m)?,
+        wrap_pyfunction!(content::set_max_part_bytes, m)?,
+        wrap_pyfunction!(content::get_max_part_bytes, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    let media: Vec<(&str, &str, &str)> = engine::content::MEDIA_TYPES.to_vec();
+    m.add("MEDIA_TYPES", media)?;
     m.add_class::<bridge::RunTask>()?;
     m.add_class::<bridge::LoopWaker>()?;
     m.add_class::<toolkit::PyToolkit>()?;

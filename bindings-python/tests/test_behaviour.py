@@ -404,9 +404,7 @@ def test_a_bad_option_is_a_value_error_naming_it(case: dict) -> None:
     assert isinstance(e.value, ValueError) and e.value.kind == "invalid_argument"
 
 
-def test_options_not_implemented_yet_warn_and_defaults_are_the_engines(mock: MockModel) -> None:
-    with pytest.warns(tn.ToolnexusWarning, match='"max_part_bytes" is not implemented'):
-        tn.create_client(base_url=mock.url("/v1"), style="openai", model="m", api_key="k", max_part_bytes=10)
+def test_a_float_deadline_is_the_engines(mock: MockModel) -> None:
     # A float deadline is kept (rounded up to whole milliseconds), never dropped.
     mock.script([{**openai_text("late"), "delay": 0.5}])
     c = tn.create_client(base_url=mock.url("/v1"), style="openai", model="m", api_key="k", timeout_ms=50.5)

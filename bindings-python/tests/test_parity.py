@@ -213,7 +213,7 @@ def test_tool_result_has_parts_like_upstream() -> None:
     assert tn.ToolResult("x", False, parts=[part]) != r
 
 
-def test_a_result_with_parts_is_refused_never_sent_without_them(mock: MockModel) -> None:
+def test_a_result_with_parts_is_sent_with_them(mock: MockModel) -> None:
     part = {"type": "image", "mimeType": "image/png", "data": "iVBO"}
 
     async def shot() -> tn.ToolResult:
@@ -224,16 +224,17 @@ def test_a_result_with_parts_is_refused_never_sent_without_them(mock: MockModel)
         tk = await tn.create_toolkit(builtins=False, extra_tools=[tn.define_tool(shot)])
         mock.script([openai_calls(("c1", "shot", "{}")), openai_text("done")])
         r = await client(mock).run("go", tk)
-        assert r.tool_calls[0]["is_error"] is True
-        assert "content parts" in r.tool_calls[0]["output"] and "not supported" in r.tool_calls[0]["output"]
-        assert mock.seen[1]["body"]["messages"][-1]["content"] == r.tool_calls[0]["output"]
-        assert (await tk.execute("shot")).is_error is True
+        assert r.tool_calls[0]["is_error"] is False
+        sent = mock.seen[1]["body"]["messages"]
+        assert sent[-2] == {"role": "tool", "tool_call_id": "c1", "content": "a screenshot"}
+        assert sent[-1]["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}
+        assert (await tk.execute("shot")).parts == [part]
 
-        # A hook's result is the host's own code: its refusal reaches the caller.
+        # A hook's result carries its parts too.
         hooks = {"after_tool": lambda ev: {"result": tn.ToolResult("x", False, parts=[part])}}
-        mock.script([openai_calls(("c1", "shot", "{}"))])
-        with pytest.raises(NotImplementedError, match="content parts"):
-            await client(mock, hooks=hooks).run("go", tk)
+        mock.script([openai_calls(("c1", "shot", "{}")), openai_text("done")])
+        r = await client(mock, hooks=hooks).run("go", tk)
+        assert next(m for m in r.messages if m["role"] == "tool")["parts"] == [part]
 
     asyncio.run(main())
 

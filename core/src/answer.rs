@@ -102,7 +102,7 @@ pub fn suspend(request: Request) -> ToolResult {
     };
     let mut metadata = JsonObject::new();
     metadata.insert("pending".into(), request.to_json());
-    ToolResult { output, is_error: true, metadata: Some(metadata) }
+    ToolResult { output, is_error: true, metadata: Some(metadata), parts: None }
 }
 
 /// The default prompt of [`auth_required`].

@@ -42,11 +42,15 @@ pub enum ErrorKind {
     Conflict,
     /// A conversation store failed (I/O, a database that cannot be read).
     Store,
+    /// A content part is malformed, or over the size limit (upstream's `ContentPartError`).
+    ContentPart,
+    /// The provider's style has no block for a content part (upstream's `UnsupportedPartError`).
+    UnsupportedPart,
 }
 
 impl ErrorKind {
     /// Every kind, in code order. The single source for generated tables.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::InvalidArgument,
         ErrorKind::Config,
         ErrorKind::Http,
@@ -60,6 +64,8 @@ impl ErrorKind {
         ErrorKind::Reentrant,
         ErrorKind::Conflict,
         ErrorKind::Store,
+        ErrorKind::ContentPart,
+        ErrorKind::UnsupportedPart,
     ];
 
     /// The stable numeric code (never 0, never reused).
@@ -78,6 +84,8 @@ impl ErrorKind {
             ErrorKind::Reentrant => 11,
             ErrorKind::Conflict => 12,
             ErrorKind::Store => 13,
+            ErrorKind::ContentPart => 14,
+            ErrorKind::UnsupportedPart => 15,
         }
     }
 
@@ -97,6 +105,8 @@ impl ErrorKind {
             ErrorKind::Reentrant => "reentrant",
             ErrorKind::Conflict => "conflict",
             ErrorKind::Store => "store",
+            ErrorKind::ContentPart => "content_part",
+            ErrorKind::UnsupportedPart => "unsupported_part",
         }
     }
 

@@ -61,7 +61,7 @@ pub fn calls_of(message: &Value) -> Option<Vec<ParsedCall>> {
 
 /// Appends one turn's fresh results (call id, result) in the provider's shape.
 pub fn append_results(style: Style, messages: &mut Vec<Value>, results: Vec<(String, ToolResult)>) {
-    let entries = results.into_iter().map(|(id, r)| wire::Entry::Fresh(id, r)).collect();
+    let entries = results.into_iter().map(|(id, r)| wire::Entry::Fresh(id, String::new(), r)).collect();
     wire::append_results(style, messages, entries);
 }
 

@@ -370,7 +370,7 @@ impl ToolHandler for HttpHandler {
             metadata.insert("status".into(), json!(status));
             if !(200..300).contains(&status) {
                 let output = format!("HTTP {status}: {}", secrets.scrub(&text));
-                return Ok(ToolResult { output, is_error: true, metadata: Some(metadata) });
+                return Ok(ToolResult { output, is_error: true, metadata: Some(metadata), parts: None });
             }
             let output = match result_mode {
                 ResultMode::Text => text.into_owned(),
@@ -380,7 +380,7 @@ impl ToolHandler for HttpHandler {
                     Err(_) => json_dumps(&Value::String(text.into_owned())),
                 },
             };
-            Ok(ToolResult { output, is_error: false, metadata: Some(metadata) })
+            Ok(ToolResult { output, is_error: false, metadata: Some(metadata), parts: None })
         })
     }
 }

@@ -28,6 +28,7 @@
 mod answer;
 mod builtin;
 mod client;
+pub mod content;
 mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -58,9 +59,10 @@ pub use builtin::{builtin_shell, builtin_tools, builtins_enabled, create_builtin
 pub use client::{
     finish_reason_for, in_process_envelope, in_process_refused, openai_messages_to_anthropic,
     openai_tool_choice_to_anthropic, openai_tools_to_anthropic, retry_after_seconds, Client, ClientOptions,
-    Conversation, InProcessModel, InProcessTransport, OnStreamEvent, RunInput, StreamEvent, StreamTo, Style,
-    TranslateRequest, TranslateResult, TranslatedToolCall, CLIENT_OPTION_KEYS, DEFAULT_MAX_RETRY_AFTER_MS,
-    DEFAULT_RETRYABLE_STATUSES, IN_PROCESS_BASE_URL, IN_PROCESS_REFUSED, TRANSLATE_REQUEST_KEYS,
+    Conversation, InProcessModel, InProcessTransport, OnStreamEvent, OnWarning, RunInput, StreamEvent, StreamTo, Style,
+    TranslateRequest, TranslateResult, TranslatedToolCall, UnsupportedPart, CLIENT_OPTION_KEYS,
+    DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES, IN_PROCESS_BASE_URL, IN_PROCESS_REFUSED,
+    TRANSLATE_REQUEST_KEYS,
 };
 pub use error::{Error, ErrorKind, HostError, HttpErrorDetail, Result};
 pub use hooks::{

@@ -121,9 +121,9 @@ pub(crate) fn relay_result(answer: &Answer, call_id: &str, name: &str, first: bo
 fn read_result(v: &Value) -> ToolResult {
     let is_error = v.get("isError").and_then(Value::as_bool).unwrap_or(false);
     match v.get("output") {
-        Some(Value::String(s)) => ToolResult { output: s.clone(), is_error, metadata: None },
-        Some(Value::Null) | None => ToolResult { output: String::new(), is_error, metadata: None },
-        Some(other) => ToolResult { output: other.to_string(), is_error, metadata: None },
+        Some(Value::String(s)) => ToolResult { output: s.clone(), is_error, metadata: None, parts: None },
+        Some(Value::Null) | None => ToolResult { output: String::new(), is_error, metadata: None, parts: None },
+        Some(other) => ToolResult { output: other.to_string(), is_error, metadata: None, parts: None },
     }
 }
 

@@ -144,17 +144,21 @@ pub struct ToolResult {
     /// Free-form metadata; `metadata.pending` holding a [`Request`] makes the result a suspension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<JsonObject>,
+    /// Content parts beside the text (images, files, audio; [`crate::content`]), in the
+    /// canonical form. The model sees `output` and, where its style can carry them, the parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<Value>>,
 }
 
 impl ToolResult {
     /// A successful result.
     pub fn ok(output: impl Into<String>) -> ToolResult {
-        ToolResult { output: output.into(), is_error: false, metadata: None }
+        ToolResult { output: output.into(), is_error: false, metadata: None, parts: None }
     }
 
     /// An error result.
     pub fn error(output: impl Into<String>) -> ToolResult {
-        ToolResult { output: output.into(), is_error: true, metadata: None }
+        ToolResult { output: output.into(), is_error: true, metadata: None, parts: None }
     }
 
     /// The suspension this result carries, if `metadata.pending` is a well-formed Request.
@@ -319,11 +323,11 @@ mod tests {
     fn tool_result_pending_requires_a_well_formed_request() {
         let mut meta = JsonObject::new();
         meta.insert("pending".into(), json!({"id":"p","kind":"input","prompt":"name?"}));
-        let r = ToolResult { output: "name?".into(), is_error: true, metadata: Some(meta) };
+        let r = ToolResult { output: "name?".into(), is_error: true, metadata: Some(meta), parts: None };
         assert_eq!(r.pending().map(|p| p.id), Some("p".to_string()));
         let mut bad = JsonObject::new();
         bad.insert("pending".into(), json!({"id":"p"}));
-        let r = ToolResult { output: String::new(), is_error: true, metadata: Some(bad) };
+        let r = ToolResult { output: String::new(), is_error: true, metadata: Some(bad), parts: None };
         assert!(r.pending().is_none());
     }
 }

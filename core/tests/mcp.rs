@@ -80,10 +80,10 @@ async fn everything_over_stdio_lists_calls_and_maps_results() {
     let v: Value = serde_json::from_str(&r.output).unwrap_or_else(|_| panic!("not JSON: {}", r.output));
     assert_eq!(v["temperature"], 36);
     assert!(!r.output.contains(": "), "{}", r.output);
-    // Text and an image: the text is the output, the image rides metadata.parts.
+    // Text and an image: the text is the output, the image is the result's content part.
     let r = call(&source, "everything_get-tiny-image", json!({})).await;
     assert!(!r.is_error && !r.output.is_empty(), "{r:?}");
-    let parts = r.metadata.unwrap()["parts"].clone();
+    let parts = r.parts.clone().unwrap();
     assert_eq!(parts[0]["type"], "image");
     assert_eq!(parts[0]["mimeType"], "image/png");
     // A call the server refuses is an error result, never a failure of the run.
@@ -153,7 +153,7 @@ async fn python_sdk_server_results_env_and_cwd() {
     assert_eq!(call(&source, "py_echo", json!({"text": "same"})).await, {
         let mut m = toolnexus::JsonObject::new();
         m.insert("server".into(), json!("py"));
-        ToolResult { output: "same".into(), is_error: false, metadata: Some(m) }
+        ToolResult { output: "same".into(), is_error: false, metadata: Some(m), parts: None }
     });
     assert_eq!(call(&source, "py_weather", json!({"city": "Paris"})).await.output, r#"{"city":"Paris","celsius":21}"#);
     let r = call(&source, "py_fail", json!({"reason": "no such city"})).await;

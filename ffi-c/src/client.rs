@@ -10,8 +10,8 @@ use crate::done::{start_async, tn_done_fn};
 use crate::guard::{call, in_json, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{
-    tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_on_metric_fn, tn_transport_fn, tn_wait_for_fn,
-    CBodyTransform, CHooks, COnError, COnMetric, CTransport, CWaitFor, HostData,
+    tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_on_metric_fn, tn_on_warning_fn, tn_transport_fn,
+    tn_wait_for_fn, CBodyTransform, CHooks, COnError, COnMetric, COnWarning, CTransport, CWaitFor, HostData,
 };
 use crate::runtime::{block_on, run_data_of};
 
@@ -51,6 +51,8 @@ pub struct tn_callbacks {
     /// Receives each metric event as it happens; NULL: the client's registry
     /// (`tn_client_metrics`) still counts them. Added in ABI version 3.
     pub on_metric: tn_on_metric_fn,
+    /// Receives what a run warns about; NULL: nothing is said. Added in ABI version 4.
+    pub on_warning: tn_on_warning_fn,
 }
 
 pub(crate) struct ClientHandle {
@@ -88,12 +90,16 @@ fn attach(opts: &mut ClientOptions, cb: &tn_callbacks, data: &Arc<HostData>) {
     if let Some(f) = cb.on_metric {
         opts.on_metric = Some(Arc::new(COnMetric { data: data.clone(), f }));
     }
+    if let Some(f) = cb.on_warning {
+        opts.on_warning = Some(Arc::new(COnWarning { data: data.clone(), f }));
+    }
 }
 
 /// Makes a client from `options_json`: `{"base_url", "style" ("openai" | "anthropic"),
 /// "model", "api_key"?, "headers"? {name: value}, "system_prompt"?, "max_turns"? (10),
 /// "retries"? (2), "retry_base_ms"? (500), "retryable_statuses"? [], "max_retry_after_ms"?
-/// (60000), "timeout_ms"?, "max_tokens"? (4096), "request_params"? {}}`. An unknown key or a
+/// (60000), "timeout_ms"?, "max_tokens"? (4096), "request_params"? {}, "store"? (a SQLite
+/// path or a postgres:// URL), "max_part_bytes"?, "on_unsupported_part"? ("error" | "text")}`. An unknown key or a
 /// value of the wrong type is `TN_ERR_INVALID_ARGUMENT` naming the option; a `request_params`
 /// key the engine owns (`messages`, `tools`, `stream`) is dropped with a warning (see
 /// `tn_client_warnings`). `callbacks` may
@@ -201,6 +207,7 @@ pub(crate) struct Job {
     pub(crate) client: Arc<ClientHandle>,
     pub(crate) toolkit: Option<Arc<Toolkit>>,
     prompt: Option<String>,
+    prompt_parts: Option<Vec<Value>>,
     history: Vec<Value>,
     resume: Option<(Request, Answer)>,
     id: Option<String>,
@@ -220,6 +227,7 @@ impl Job {
             client: handles::client(client)?,
             toolkit: if toolkit.is_null() { None } else { Some(handles::toolkit(toolkit)?) },
             prompt: None,
+            prompt_parts: None,
             history: Vec::new(),
             resume: None,
             id: None,
@@ -252,11 +260,12 @@ impl Job {
         };
         match (o.remove("prompt"), o.remove("pending"), o.remove("answer")) {
             (Some(Value::String(p)), None, None) => self.prompt = Some(p),
+            (Some(Value::Array(parts)), None, None) => self.prompt_parts = Some(parts),
             (None, Some(p), Some(a)) => self.resume = Some((Request::from_json(&p)?, Answer::from_json(&a)?)),
             (None, None, Some(a)) if self.id.is_some() => self.answer = Some(Answer::from_json(&a)?),
             _ => {
                 return Err(Error::invalid(
-                    "input_json needs either a string \"prompt\", or \"pending\" and \"answer\" to resume \
+                    "input_json needs either a \"prompt\" (a string, or an array of content parts), or \"pending\" and \"answer\" to resume \
                      (with an \"id\", \"answer\" alone)",
                 ))
             }
@@ -267,6 +276,7 @@ impl Job {
     pub(crate) async fn run(self) -> Result<RunResult> {
         let input = RunInput {
             prompt: self.prompt,
+            prompt_parts: self.prompt_parts,
             history: self.history,
             toolkit: self.toolkit.as_deref(),
             cancel: self.cancel,
@@ -285,7 +295,9 @@ pub(crate) fn result_json(r: &RunResult) -> String {
 
 /// Runs the loop and blocks until it ends, writing the RunResult JSON (snake_case keys:
 /// `text, messages, tool_calls, tool_call_count, turns, usage, model, status, limit?,
-/// pending?`) to `*result_out`. `input_json` is `{"prompt", "history"?}`, or `{"history",
+/// pending?`) to `*result_out`. `input_json` is `{"prompt", "history"?}` (`prompt` a string,
+/// or, from ABI version 4, an array of content parts: `{"type": "text", "text"}` or `{"type":
+/// "image" | "file" | "audio", "mimeType", "data" (base64) | "url", "name"?}`), or `{"history",
 /// "pending", "answer"}` to resume a halted run. With `"id"` (ABI version 4) the run is the
 /// next turn of that conversation in the client's store (`tn_client_with_store`), which
 /// supplies the history and keeps the result: `{"prompt", "id"}`, or `{"id", "answer",

@@ -43,6 +43,12 @@ pub type tn_body_transform_fn =
 /// itself. `event_json` is valid only during the call. Added in ABI version 3.
 pub type tn_on_metric_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, event_json: *const c_char)>;
 
+/// Receives what a run warns about, each kind once per client, as JSON `{"code", "message"}`
+/// (`content_part_placeholder`: a tool's content part the provider cannot take, or one over
+/// `max_part_bytes`, was sent as its text placeholder). Called synchronously on the library
+/// thread driving the run, with nothing to complete. Added in ABI version 4.
+pub type tn_on_warning_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, warning_json: *const c_char)>;
+
 /// Computes data skills when a toolkit is built (`tn_toolkit_create_with`): `request_json`
 /// is `{}` (reserved). Complete with a JSON array of SkillDefs (`{"name", "description",
 /// "content", "resources"?, "base"?}`); an error status becomes a warning on the toolkit and
@@ -281,6 +287,19 @@ pub(crate) struct COnMetric {
 impl engine::metrics::OnMetric for COnMetric {
     fn on_metric(&self, event: &engine::metrics::MetricEvent) {
         let arg = c_arg(event.to_json().to_string());
+        // SAFETY: a host callback with its own user_data; `arg` outlives the call.
+        unsafe { (self.f)(self.data.user_data, arg.as_ptr()) }
+    }
+}
+
+pub(crate) struct COnWarning {
+    pub data: Arc<HostData>,
+    pub f: unsafe extern "C" fn(*mut c_void, *const c_char),
+}
+
+impl engine::OnWarning for COnWarning {
+    fn on_warning(&self, warning: &engine::Warning) {
+        let arg = c_arg(serde_json::json!({"code": warning.code, "message": warning.message}).to_string());
         // SAFETY: a host callback with its own user_data; `arg` outlives the call.
         unsafe { (self.f)(self.data.user_data, arg.as_ptr()) }
     }

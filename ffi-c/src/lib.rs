@@ -30,8 +30,8 @@ pub use client::{
 };
 pub use done::tn_done_fn;
 pub use host::{
-    tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_skill_provider_fn, tn_tool_fn, tn_transport_fn,
-    tn_wait_for_fn, TN_HOOK_AFTER_LLM, TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
+    tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_on_warning_fn, tn_skill_provider_fn, tn_tool_fn,
+    tn_transport_fn, tn_wait_for_fn, TN_HOOK_AFTER_LLM, TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
 };
 pub use in_process::tn_client_new_in_process;
 pub use source_parts::{

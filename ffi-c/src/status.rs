@@ -35,6 +35,10 @@ pub const TN_ERR_REENTRANT: i32 = 11;
 pub const TN_ERR_CONFLICT: i32 = 12;
 /// A conversation store failed (I/O, a database that cannot be read). Added in ABI version 4.
 pub const TN_ERR_STORE: i32 = 13;
+/// A content part is malformed or over the size limit. Added in ABI version 4.
+pub const TN_ERR_CONTENT_PART: i32 = 14;
+/// The provider's style has no block for a content part. Added in ABI version 4.
+pub const TN_ERR_UNSUPPORTED_PART: i32 = 15;
 
 /// The status of a core error kind.
 pub(crate) fn status_of(kind: ErrorKind) -> i32 {
@@ -89,6 +93,8 @@ mod tests {
             (ErrorKind::Reentrant, TN_ERR_REENTRANT),
             (ErrorKind::Conflict, TN_ERR_CONFLICT),
             (ErrorKind::Store, TN_ERR_STORE),
+            (ErrorKind::ContentPart, TN_ERR_CONTENT_PART),
+            (ErrorKind::UnsupportedPart, TN_ERR_UNSUPPORTED_PART),
         ];
         assert_eq!(consts.len(), ErrorKind::ALL.len(), "a core kind has no TN_ERR_ constant");
         for (kind, code) in consts {

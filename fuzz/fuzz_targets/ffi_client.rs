@@ -5,7 +5,7 @@
 //! request with the next `reply` as its `tn_complete` payload, and with a host error once
 //! they run out. `flags` adds callbacks: `w` a `wait_for` that approves, `d` one that gives
 //! no answer, `h` every hook (completing with `null`), `e` an `on_error` that says `fail`,
-//! `b` a body transform (rewriting every other body), `m` an `on_metric` sink. A tool whose
+//! `b` a body transform (rewriting every other body), `m` an `on_metric` and an `on_warning` sink. A tool whose
 //! name starts with `ask` suspends (through `tn_pending`) until answered; any other tool
 //! answers `ok`.
 //!
@@ -104,6 +104,12 @@ unsafe extern "C" fn on_metric(_: *mut c_void, event_json: *const c_char) {
     assert!(event["event"].is_string(), "a metric event without its kind: {event}");
 }
 
+/// Warnings are `{code, message}` objects.
+unsafe extern "C" fn on_warning(_: *mut c_void, warning_json: *const c_char) {
+    let w = arg(warning_json);
+    assert!(w["code"].is_string() && w["message"].is_string(), "a malformed warning: {w}");
+}
+
 unsafe extern "C" fn tool(_: *mut c_void, call_json: *const c_char, token: u64) {
     let call = arg(call_json);
     let name = call["name"].as_str().unwrap_or("");
@@ -169,6 +175,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         on_error: if flags.contains(&b'e') { Some(on_error) } else { None },
         body_transform: if flags.contains(&b'b') { Some(body_transform) } else { None },
         on_metric: if flags.contains(&b'm') { Some(on_metric) } else { None },
+        on_warning: if flags.contains(&b'm') { Some(on_warning) } else { None },
     };
     let mut client: *mut ffi::tn_client = std::ptr::null_mut();
     // SAFETY (every call below): valid C strings, out-params and the library's own handles.

@@ -21,7 +21,9 @@ static void test_error_kinds(void) {
                 {"internal", TN_ERR_INTERNAL},
                 {"reentrant", TN_ERR_REENTRANT},
                 {"conflict", TN_ERR_CONFLICT},
-                {"store", TN_ERR_STORE}};
+                {"store", TN_ERR_STORE},
+                {"content_part", TN_ERR_CONTENT_PART},
+                {"unsupported_part", TN_ERR_UNSUPPORTED_PART}};
   char *out = NULL;
   CHECK(tn_error_kinds(&out, NULL) == TN_OK, "tn_error_kinds");
   tj *kinds = tj_parse(out);

@@ -44,7 +44,7 @@
   (let [engine (ffi/error-kinds)]
     (is (= (map inc (range (count engine))) (map :code engine)) "codes 1.. in order, 0 is TN_OK")
     (is (= #{"invalid_argument" "config" "http" "network" "timeout" "cancelled" "protocol" "answer_mismatch"
-             "host" "internal" "reentrant" "conflict" "store"}
+             "host" "internal" "reentrant" "conflict" "store" "content_part" "unsupported_part"}
            (set (map :name engine))))
     (doseq [{:keys [name code]} engine]
       (is (= code (ffi/status (keyword name)))))

@@ -26,6 +26,10 @@ from .client import (
     create_client,
     create_in_process_client,
 )
+from .content import (
+    MEDIA_TYPES, ContentPart, audio, encode_part, estimate_tokens, file, get_max_part_bytes, image, part,
+    set_max_part_bytes, summarize, text,
+)
 from .memory import (
     Conversation, InMemoryConversationStore, PendingRun, PostgresConversationStore, SqliteConversationStore,
 )
@@ -33,6 +37,7 @@ from .errors import (
     AnswerMismatchError,
     ConfigError,
     ConflictError,
+    ContentPartError,
     HostError,
     InternalError,
     InvalidArgumentError,
@@ -43,6 +48,7 @@ from .errors import (
     RunTimeout,
     StoreError,
     ToolnexusError,
+    UnsupportedPartError,
     ToolnexusWarning,
 )
 from .builtin import BuiltinsConfig, builtin_shell, builtins_enabled, create_builtin_tools, select_builtins
@@ -112,12 +118,13 @@ __all__ = [
     "ToolInfo", "answer_to_elicit_result", "builtin_shell", "builtins_enabled", "create_builtin_tools",
     "elicitation_to_request", "expand_env_headers", "exposed_mcp_tools", "http_tool", "list_mcp_tools",
     "list_skills", "load_mcp", "load_mcp_with_context", "parse_mcp_config", "load_skills", "select_builtins",
-    "Answer", "AnswerMismatchError", "Client", "ClientStyle", "ConfigError", "ConflictError", "Conversation", "ConversationStore",
+    "Answer", "AnswerMismatchError", "Client", "ClientStyle", "ConfigError", "ConflictError", "ContentPart", "ContentPartError", "Conversation", "ConversationStore",
     "ENGINE_VERSION", "ErrorClassifier", "ErrorInfo", "ErrorTier", "HostError", "Hooks", "HttpTransport",
-    "InMemoryConversationStore", "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",
+    "InMemoryConversationStore", "MEDIA_TYPES", "InternalError", "InvalidArgumentError", "JSONSchema", "McpStatus", "MetricEvent", "NetworkError", "OnMetric",
     "PendingRun", "PostgresConversationStore", "ProtocolError", "ProviderError", "RelayCall", "RelayResult", "Request", "RunCancelled", "RunResult",
     "RunTimeout", "SqliteConversationStore", "StoreError", "Tool", "ToolContext", "ToolResult", "ToolSource", "Toolkit", "ToolnexusError",
-    "ToolnexusWarning", "TranslateResult", "TranslatedToolCall", "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
+    "ToolnexusWarning", "TranslateResult", "UnsupportedPartError", "audio", "encode_part", "estimate_tokens", "file",
+    "get_max_part_bytes", "image", "part", "set_max_part_bytes", "summarize", "text", "TranslatedToolCall", "UrllibTransport", "WaitFor", "answer_declined", "answer_output", "auth_required", "create_client",
     "create_in_process_client", "create_toolkit", "define_tool", "is_relay_request", "pending", "pending_of", "relay_answer",
     "relay_calls_of", "relay_tool", "sanitize", "to_anthropic", "to_gemini", "to_openai", "tool",
 ]

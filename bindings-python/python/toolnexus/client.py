@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, Callable, Iterable, Literal, Optional, Protocol, TypedDict, Union
 
-from . import _bridge, _native
+from . import _bridge, _native, content
 from .memory import (
     Conversation, ConversationStore, InMemoryConversationStore, _engine_store, _native_of,
 )
@@ -195,6 +195,13 @@ def _run_result(d: dict[str, Any]) -> RunResult:
     )
 
 
+def _prompt(prompt: Union[str, list[Any]]) -> Union[str, list[dict[str, Any]]]:
+    """A prompt for the engine: a string, or its parts as dicts (the engine checks them)."""
+    if isinstance(prompt, str):
+        return prompt
+    return [content.to_dict(p) for p in prompt]
+
+
 class Client:
     """A model client. Every option of the published package is accepted, and read by the
     engine: a bad value is an :class:`~toolnexus.errors.InvalidArgumentError` naming it.
@@ -206,8 +213,10 @@ class Client:
     :class:`ConversationStore`, a path (a :class:`SqliteConversationStore`) or a ``postgres://``
     URL (a :class:`PostgresConversationStore`); an
     :class:`InMemoryConversationStore` of the client's own when left out.
-    ``on_unsupported_part`` and ``max_part_bytes`` are kept on the client but not used by this
-    build yet (content parts come later): each raises a :class:`~toolnexus.ToolnexusWarning`."""
+    ``max_part_bytes`` caps each content part sent (decoded bytes; else the process-wide
+    :func:`~toolnexus.content.set_max_part_bytes`); ``on_unsupported_part`` (``"error"`` or
+    ``"text"``) says what a part the provider cannot take becomes: by default a prompt's own
+    part fails the run and a tool's is sent as a text placeholder, said once on stderr."""
 
     def __init__(
         self,
@@ -326,9 +335,7 @@ class Client:
         or async) streams the model's text as it arrives; the result is returned either way.
         A conversation another run is using raises :class:`~toolnexus.errors.ConflictError`."""
         if on_text is None:
-            if not isinstance(prompt, str):
-                raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
-            return await self._start(toolkit, cancel, prompt, None, id=id or None)
+            return await self._start(toolkit, cancel, _prompt(prompt), None, id=id or None)
         result: Optional[RunResult] = None
         async for ev in self.stream(prompt, toolkit, id=id, cancel=cancel):
             if ev["type"] == "text":
@@ -367,7 +374,7 @@ class Client:
         self,
         toolkit: Optional[Toolkit],
         cancel: Optional[asyncio.Event],
-        prompt: Optional[str],
+        prompt: Union[str, list[dict[str, Any]], None],
         history: Optional[list[dict[str, Any]]],
         pending: Optional[dict[str, Any]] = None,
         answer: Optional[dict[str, Any]] = None,
@@ -399,9 +406,7 @@ class Client:
         prompt is not added again); setting ``cancel`` (an ``asyncio.Event``) aborts the run with
         :class:`RunCancelled`, its in-flight request included; ``timeout_ms`` raises
         :class:`RunTimeout`. Without a toolkit the run is a plain completion."""
-        if not isinstance(prompt, str):
-            raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
-        return await self._start(toolkit, cancel, prompt, history)
+        return await self._start(toolkit, cancel, _prompt(prompt), history)
 
     async def stream(
         self,
@@ -419,8 +424,6 @@ class Client:
         "usage"}``, and last ``{"type": "done", "result"}`` (the :class:`RunResult`). A failed
         run raises from the iteration. With ``id`` the stream is the next turn of that stored
         conversation, as :meth:`ask` is."""
-        if not isinstance(prompt, str):
-            raise NotImplementedError("toolnexus: content-part prompts are not available in this build yet")
         events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
         def on_event(ev: dict[str, Any]) -> None:
@@ -428,7 +431,7 @@ class Client:
                 ev["request"] = request_from_wire(ev["request"])
             events.put_nowait(ev)
 
-        run = asyncio.ensure_future(self._start(toolkit, cancel, prompt, None, on_event=on_event, id=id or None))
+        run = asyncio.ensure_future(self._start(toolkit, cancel, _prompt(prompt), None, on_event=on_event, id=id or None))
         try:
             while True:
                 if events.empty():

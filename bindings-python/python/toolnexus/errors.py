@@ -134,6 +134,19 @@ class StoreError(ToolnexusError, OSError):
     kind, code = "store", 13
 
 
+class ContentPartError(ToolnexusError, ValueError):
+    """A content part is malformed, or over the ``max_part_bytes`` limit."""
+
+    kind, code = "content_part", 14
+
+
+class UnsupportedPartError(ToolnexusError, ValueError):
+    """The provider's style has no block for a content part (Anthropic has no audio, OpenAI no
+    file by URL)."""
+
+    kind, code = "unsupported_part", 15
+
+
 class ToolnexusWarning(UserWarning):
     """Something the engine noticed that does not stop the call: an option this build does
     not implement yet, a ``request_params`` key it owns (dropped, as upstream does). Filter it

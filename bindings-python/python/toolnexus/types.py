@@ -26,9 +26,8 @@ McpStatus = Literal["connected", "disabled", "failed"]
 class ToolResult:
     """What a tool hands back: ``output`` is what the model sees, ``is_error`` whether the tool
     failed. ``metadata["pending"]`` holding a :class:`Request` makes the result a suspension.
-    ``parts`` (non-text content: images, files, audio) is part of the published API but not of
-    this build yet: a result that carries any is refused, never sent without them (see the
-    README)."""
+    ``parts`` (images, files, audio: :mod:`toolnexus.content` parts or their dicts) go to the
+    model beside ``output`` where its provider can take them, else as text placeholders."""
 
     output: str
     is_error: bool
@@ -134,24 +133,22 @@ def _metadata_to_wire(m: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     return out
 
 
-#: Why a ToolResult with ``parts`` is refused: the engine has no content parts yet, and
-#: sending the result without them would hide that from the model and the host alike.
-_PARTS_UNSUPPORTED = "toolnexus: ToolResult.parts (content parts) are not supported by this build yet"
-
-
 def result_to_wire(r: ToolResult) -> dict[str, Any]:
     if not isinstance(r, ToolResult):
         raise TypeError(f"toolnexus: a tool must return a ToolResult, got {type(r).__name__}")
+    wire: dict[str, Any] = {"output": r.output, "is_error": r.is_error, "metadata": _metadata_to_wire(r.metadata)}
     if r.parts:
-        raise NotImplementedError(_PARTS_UNSUPPORTED)
-    return {"output": r.output, "is_error": r.is_error, "metadata": _metadata_to_wire(r.metadata)}
+        from .content import to_dict
+
+        wire["parts"] = [to_dict(p) for p in r.parts]
+    return wire
 
 
 def result_from_wire(d: dict[str, Any]) -> ToolResult:
     meta = d.get("metadata")
     if meta and isinstance(meta.get("pending"), dict):
         meta = {**meta, "pending": request_from_wire(meta["pending"])}
-    return ToolResult(output=d["output"], is_error=d["is_error"], metadata=meta)
+    return ToolResult(output=d["output"], is_error=d["is_error"], metadata=meta, parts=d.get("parts"))
 
 
 # --- the vocabulary ---------------------------------------------------------------------

@@ -247,10 +247,10 @@ mod job {
                 let code = job.status.map_or(-1, exit_code);
                 meta.insert("exitCode".into(), code.into());
                 if code == 0 {
-                    ToolResult { output: out, is_error: false, metadata: Some(meta) }
+                    ToolResult { output: out, is_error: false, metadata: Some(meta), parts: None }
                 } else {
                     let output = format!("{out}\nbash: command exited with code {code}");
-                    ToolResult { output, is_error: true, metadata: Some(meta) }
+                    ToolResult { output, is_error: true, metadata: Some(meta), parts: None }
                 }
             }
             End::TimedOut | End::Cancelled => {
@@ -267,7 +267,7 @@ mod job {
                     }
                 };
                 meta.insert("killedTree".into(), killed.into());
-                ToolResult { output, is_error: true, metadata: Some(meta) }
+                ToolResult { output, is_error: true, metadata: Some(meta), parts: None }
             }
         };
         guard.0 = None;

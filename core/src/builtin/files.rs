@@ -1,26 +1,14 @@
 //! `read`, `write` and `edit`: one file at a time, through [`super::paths::Fs`] so a
 //! confined toolkit never reads or writes outside its root.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::{blocking, builtin, err, ok_with, py, Env};
+use crate::content::{base64, media_type};
 use crate::tool::Tool;
 use crate::types::ToolResult;
-
-/// Files `read` returns as a content part rather than as text: extension → (MIME type, part type).
-const MEDIA_TYPES: [(&str, &str, &str); 8] = [
-    ("png", "image/png", "image"),
-    ("jpg", "image/jpeg", "image"),
-    ("jpeg", "image/jpeg", "image"),
-    ("gif", "image/gif", "image"),
-    ("webp", "image/webp", "image"),
-    ("pdf", "application/pdf", "file"),
-    ("mp3", "audio/mpeg", "audio"),
-    ("wav", "audio/wav", "audio"),
-];
 
 pub(super) fn read_tool(env: &Arc<Env>) -> Tool {
     builtin(
@@ -55,12 +43,14 @@ fn read(env: &Env, args: &Value) -> ToolResult {
         Ok(b) => b,
         Err(e) => return err("read", e),
     };
-    if let Some((mime, part)) = media_type(&target.shown) {
-        // This engine has no content parts yet: the part rides in the metadata, in
-        // upstream's shape, and the model sees upstream's text.
+    if let Some((mime, part)) = media_type(&target.shown.to_string_lossy()) {
+        // No size check here: the client checks every part when it sends it.
         let name = p.rsplit('/').next().unwrap_or("");
         let part = json!({"type": part, "mimeType": mime, "data": base64(&bytes), "name": name});
-        return ok_with(format!("{p} ({mime}, {} bytes)", bytes.len()), json!({"parts": [part]}));
+        return ToolResult {
+            parts: Some(vec![part]),
+            ..ToolResult::ok(format!("{p} ({mime}, {} bytes)", bytes.len()))
+        };
     }
     let Ok(content) = String::from_utf8(bytes) else {
         return err("read", format!("{p} is not valid UTF-8 text"));
@@ -76,31 +66,6 @@ fn read(env: &Env, args: &Value) -> ToolResult {
     let from = start.min(len);
     let to = start.saturating_add(limit).clamp(from, len);
     ToolResult::ok(lines[from as usize..to as usize].join("\n"))
-}
-
-/// The MIME and part type of a known media file, by extension (`os.path.splitext`).
-fn media_type(path: &Path) -> Option<(&'static str, &'static str)> {
-    let name = path.file_name()?.to_string_lossy();
-    let stem_start = name.len() - name.trim_start_matches('.').len();
-    let ext = name[stem_start..].rsplit_once('.')?.1.to_ascii_lowercase();
-    MEDIA_TYPES.iter().find(|(e, _, _)| *e == ext).map(|(_, mime, part)| (*mime, *part))
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 pub(super) fn write_tool(env: &Arc<Env>) -> Tool {
@@ -193,26 +158,4 @@ fn edit(env: &Env, args: &Value) -> ToolResult {
     }
     let plural = if n == 1 { "" } else { "s" };
     ok_with(format!("Edited {p} ({n} replacement{plural})"), json!({"replacements": n}))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_pads_as_the_standard_says() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(&[0xff, 0xfe, 0x00, 0x01]), "//4AAQ==");
-    }
-
-    #[test]
-    fn media_types_go_by_extension_as_splitext() {
-        assert_eq!(media_type(Path::new("/a/b.PNG")), Some(("image/png", "image")));
-        assert_eq!(media_type(Path::new("/a/.png")), None);
-        assert_eq!(media_type(Path::new("/a/x.tar.pdf")), Some(("application/pdf", "file")));
-        assert_eq!(media_type(Path::new("/a/notes.txt")), None);
-    }
 }

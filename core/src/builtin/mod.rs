@@ -326,11 +326,11 @@ fn err(tool: &str, message: impl std::fmt::Display) -> ToolResult {
 }
 
 fn ok_with(output: impl Into<String>, metadata: Value) -> ToolResult {
-    ToolResult { output: output.into(), is_error: false, metadata: metadata.as_object().cloned() }
+    ToolResult { output: output.into(), is_error: false, metadata: metadata.as_object().cloned(), parts: None }
 }
 
 fn err_with(output: impl Into<String>, metadata: Value) -> ToolResult {
-    ToolResult { output: output.into(), is_error: true, metadata: metadata.as_object().cloned() }
+    ToolResult { output: output.into(), is_error: true, metadata: metadata.as_object().cloned(), parts: None }
 }
 
 #[cfg(test)]

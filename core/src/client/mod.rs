@@ -19,7 +19,8 @@ mod translate;
 mod turn;
 pub(crate) mod wire;
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -28,7 +29,9 @@ pub use in_process::{
     envelope as in_process_envelope, in_process_refused, InProcessModel, InProcessTransport, IN_PROCESS_BASE_URL,
     IN_PROCESS_REFUSED,
 };
-pub use options::{ClientOptions, Style, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES};
+pub use options::{
+    ClientOptions, OnWarning, Style, UnsupportedPart, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRYABLE_STATUSES,
+};
 pub use options_json::CLIENT_OPTION_KEYS;
 pub use remembered::Conversation;
 pub use stream::{OnStreamEvent, StreamEvent, StreamTo};
@@ -51,6 +54,8 @@ pub struct Client {
     transport: Arc<dyn Transport>,
     metrics: Arc<MetricsRegistry>,
     store: Arc<dyn ConversationStore>,
+    /// What this client has warned about already (each kind is said once per client).
+    warned: Arc<Mutex<HashSet<String>>>,
 }
 
 /// Everything one run takes. Build it with [`RunInput::prompt`] or [`RunInput::resume`].
@@ -58,6 +63,9 @@ pub struct Client {
 pub struct RunInput<'a> {
     /// The new user turn (`None` only when resuming).
     pub prompt: Option<String>,
+    /// The new user turn as content parts ([`crate::content`]; strings are text parts), in
+    /// place of `prompt`: checked, then kept in the transcript in the canonical form.
+    pub prompt_parts: Option<Vec<Value>>,
     /// A prior transcript to continue.
     pub history: Vec<Value>,
     /// The tools the model may call.
@@ -119,7 +127,7 @@ impl Client {
             Some(s) => s.clone(),
             None => Arc::new(InMemoryConversationStore::new()),
         };
-        Ok(Client { opts, transport, metrics: Arc::new(MetricsRegistry::new()), store })
+        Ok(Client { opts, transport, metrics: Arc::new(MetricsRegistry::new()), store, warned: Arc::default() })
     }
 
     /// Every run's metrics so far as Prometheus text (SPEC §8), the same bytes upstream's
@@ -137,14 +145,34 @@ impl Client {
     pub fn with_transport(&self, transport: Arc<dyn Transport>) -> Client {
         let mut opts = self.opts.clone();
         opts.transport = Some(transport.clone());
-        Client { opts, transport, metrics: self.metrics.clone(), store: self.store.clone() }
+        Client {
+            opts,
+            transport,
+            metrics: self.metrics.clone(),
+            store: self.store.clone(),
+            warned: self.warned.clone(),
+        }
     }
 
     /// This client remembering conversations in `store`, counting into the same registry.
     pub fn with_store(&self, store: Arc<dyn ConversationStore>) -> Client {
         let mut opts = self.opts.clone();
         opts.store = Some(store.clone());
-        Client { opts, transport: self.transport.clone(), metrics: self.metrics.clone(), store }
+        Client {
+            opts,
+            transport: self.transport.clone(),
+            metrics: self.metrics.clone(),
+            store,
+            warned: self.warned.clone(),
+        }
+    }
+
+    /// Hands `message` to the client's `on_warning` the first time `key` is seen.
+    pub(crate) fn warn_once(&self, key: String, message: String) {
+        let Some(sink) = &self.opts.on_warning else { return };
+        if self.warned.lock().unwrap_or_else(|p| p.into_inner()).insert(key) {
+            sink.on_warning(&crate::Warning { code: "content_part_placeholder", message });
+        }
     }
 
     pub(crate) fn meter(&self) -> Meter<'_> {

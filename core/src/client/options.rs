@@ -47,6 +47,40 @@ pub const DEFAULT_MAX_RETRY_AFTER_MS: u64 = 60_000;
 /// Request-body keys a `request_params` entry may not set.
 pub(crate) const FORBIDDEN_PARAMS: [&str; 3] = ["messages", "tools", "stream"];
 
+/// `on_unsupported_part`: what a content part the provider's style cannot carry becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnsupportedPart {
+    /// The run fails with an [`crate::ErrorKind::UnsupportedPart`] error.
+    Error,
+    /// The part is sent as its text placeholder.
+    Text,
+}
+
+impl UnsupportedPart {
+    /// `"error"` or `"text"`.
+    pub fn parse(s: &str) -> Result<UnsupportedPart> {
+        match s {
+            "error" => Ok(UnsupportedPart::Error),
+            "text" => Ok(UnsupportedPart::Text),
+            other => {
+                Err(crate::Error::invalid(format!("on_unsupported_part must be \"error\" or \"text\", got {other:?}")))
+            }
+        }
+    }
+}
+
+/// Receives a run's warnings (see [`ClientOptions::on_warning`]).
+pub trait OnWarning: Send + Sync {
+    /// One warning.
+    fn on_warning(&self, warning: &crate::Warning);
+}
+
+impl<F: Fn(&crate::Warning) + Send + Sync> OnWarning for F {
+    fn on_warning(&self, warning: &crate::Warning) {
+        self(warning)
+    }
+}
+
 /// Everything a [`super::Client`] is built from.
 #[derive(Clone)]
 pub struct ClientOptions {
@@ -100,6 +134,16 @@ pub struct ClientOptions {
     pub body_transform: Option<Arc<dyn BodyTransform>>,
     /// Receives every metric event as it happens (the client's registry gets them anyway).
     pub on_metric: Option<Arc<dyn OnMetric>>,
+    /// The largest content part sent, in decoded bytes; `None` falls back to the process-wide
+    /// [`crate::content::set_max_part_bytes`]. A prompt's part over it fails the run before
+    /// any request; a tool's is sent as a text placeholder (with a warning, once per client).
+    pub max_part_bytes: Option<u64>,
+    /// What a part the provider's style cannot carry becomes; `None` goes by where it came
+    /// from: a prompt's part fails the run, a tool's becomes a text placeholder.
+    pub on_unsupported_part: Option<UnsupportedPart>,
+    /// Receives what a run warns about (a part sent as a placeholder), each kind once per
+    /// client; without it, nothing is said.
+    pub on_warning: Option<Arc<dyn OnWarning>>,
     /// Where runs with a conversation id are remembered; `None` gives the client its own
     /// [`crate::memory::InMemoryConversationStore`].
     pub store: Option<Arc<dyn crate::memory::ConversationStore>>,
@@ -130,6 +174,9 @@ impl ClientOptions {
             on_error: None,
             body_transform: None,
             on_metric: None,
+            max_part_bytes: None,
+            on_unsupported_part: None,
+            on_warning: None,
             store: None,
         }
     }

@@ -39,9 +39,6 @@ pub const CLIENT_OPTION_KEYS: [&str; 18] = [
     "max_part_bytes",
 ];
 
-/// Options upstream has whose features this build lacks: accepted with a warning.
-const UNIMPLEMENTED: [&str; 2] = ["on_unsupported_part", "max_part_bytes"];
-
 /// The options by engine name, each with the name its user wrote, and whether the user
 /// writes camelCase (so an option they left out is named their way too).
 struct Reader<'a>(HashMap<String, (&'a str, &'a Value)>, bool);
@@ -203,14 +200,16 @@ impl ClientOptions {
             }
             opts.request_params = Some(params);
         }
+        opts.max_part_bytes = r.millis("max_part_bytes")?;
+        if let Some(mode) = r.string("on_unsupported_part")? {
+            opts.on_unsupported_part = Some(
+                super::options::UnsupportedPart::parse(&mode)
+                    .map_err(|_| r.wrong("on_unsupported_part", "\"error\" or \"text\"", &Value::String(mode)))?,
+            );
+        }
         if let Some(spec) = r.string("store")? {
             // A path or a postgres:// URL; a host's own store object is set by its binding.
             opts.store = Some(crate::memory::open(&spec)?);
-        }
-        for k in UNIMPLEMENTED {
-            if r.get(k).is_some() {
-                warnings.push(Warning::unimplemented_option(&r.written(k)));
-            }
         }
         opts.validate()?;
         Ok(Parsed { value: opts, warnings })
@@ -278,13 +277,20 @@ mod tests {
     }
 
     #[test]
-    fn owned_request_params_and_unimplemented_options_warn() {
+    fn owned_request_params_warn_and_part_options_are_read() {
         let mut o = with("request_params", json!({"tools": [], "seed": 7}));
         o["max_part_bytes"] = json!(10);
+        o["on_unsupported_part"] = json!("text");
         let p = ClientOptions::from_json(&o).unwrap();
         assert_eq!(p.value.request_params, json!({"seed": 7}).as_object().cloned());
+        assert_eq!(
+            (p.value.max_part_bytes, p.value.on_unsupported_part),
+            (Some(10), Some(super::super::options::UnsupportedPart::Text))
+        );
         let codes: Vec<_> = p.warnings.iter().map(|w| w.code).collect();
-        assert_eq!(codes, ["ignored_request_param", "unimplemented_option"]);
+        assert_eq!(codes, ["ignored_request_param"]);
+        o["on_unsupported_part"] = json!("drop");
+        assert!(ClientOptions::from_json(&o).unwrap_err().message().contains("\"on_unsupported_part\" must be"));
         assert!(p.warnings[0].message.contains("request_params key \"tools\" is not allowed"));
     }
 

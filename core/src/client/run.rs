@@ -225,6 +225,13 @@ impl Client {
             (Some(own), skills) => Some(Cow::Owned(format!("{own}\n\n{skills}"))),
         };
         let system = system.as_deref();
+        let warn = |key: String, message: String| self.warn_once(key, message);
+        let parts = wire::PartPolicy {
+            style: opts.style,
+            limit: opts.max_part_bytes.or_else(crate::content::max_part_bytes),
+            mode: opts.on_unsupported_part,
+            warn: &warn,
+        };
         let mut st = State {
             messages: Vec::new(),
             tools,
@@ -251,8 +258,11 @@ impl Client {
             }
         } else {
             let fresh = input.history.is_empty();
+            let prompt = match input.prompt_parts {
+                Some(parts) => Value::Array(crate::content::normalize_parts(&parts)?),
+                None => Value::String(input.prompt.unwrap_or_default()),
+            };
             st.messages = wire::balance(opts.style, input.history);
-            let prompt = input.prompt.as_deref().unwrap_or("");
             st.messages.extend(wire::opening_messages(opts.style, system, fresh, prompt));
         }
 
@@ -285,8 +295,15 @@ impl Client {
                 }
             }
             let anthropic_system = if opts.style == Style::Anthropic { system } else { None };
-            let mut body =
-                wire::build_body(opts, &turn_model, anthropic_system, &st.messages, &st.tools, stream.is_some())?;
+            let mut body = wire::build_body(
+                opts,
+                &turn_model,
+                anthropic_system,
+                &st.messages,
+                &st.tools,
+                stream.is_some(),
+                &parts,
+            )?;
             if let Some(t) = &opts.body_transform {
                 body = transform_body(t.as_ref(), body).await?;
             }
@@ -351,7 +368,7 @@ fn stream_results(stream: Option<&StreamTo>, calls: &[Call], outcome: &TurnOutco
         .entries
         .iter()
         .filter_map(|e| match e {
-            Entry::Fresh(id, r) => Some((id, r)),
+            Entry::Fresh(id, _, r) => Some((id, r)),
             Entry::Verbatim(_) => None,
         })
         .collect();

@@ -276,7 +276,11 @@ impl ToolEnv<'_> {
 }
 
 impl TurnOutcome {
-    fn push(&mut self, call: &Call, args: Value, result: ToolResult) {
+    fn push(&mut self, call: &Call, args: Value, mut result: ToolResult) {
+        // A part the engine could not send is the tool's mistake: its result says so.
+        if let Some(e) = result.parts.iter().flatten().find_map(|p| crate::content::validate(p).err()) {
+            result = ToolResult::error(format!("{} returned an invalid content part: {}", call.name, e.message()));
+        }
         self.records.push(ToolCallRecord {
             name: call.name.clone(),
             args,
@@ -284,7 +288,7 @@ impl TurnOutcome {
             is_error: result.is_error,
             metadata: result.metadata.clone(),
         });
-        self.entries.push(Entry::Fresh(call.id.clone(), result));
+        self.entries.push(Entry::Fresh(call.id.clone(), call.name.clone(), result));
     }
 }
 

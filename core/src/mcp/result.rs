@@ -3,14 +3,14 @@
 //! the one the model sees, and the per-server `tools` filter. Pure functions over the wire
 //! JSON, so every mapping rule is tested without a server.
 //!
-//! The engine has no content parts yet. Upstream carries a result's images, audio and
-//! binary resources beside the text as parts; here they ride `metadata.parts` in upstream's
-//! part shape (nothing is dropped), and when a result has no text at all the output
-//! describes them one per line, `<type> (<mimeType>, <bytes> bytes)`, as upstream's output
-//! does in that case, rather than handing the model an empty string.
+//! A result's images, audio and binary resources become the result's content parts
+//! ([`crate::content`]); when a result has no text at all the output describes them one per
+//! line, `<type> (<mimeType>, <bytes> bytes)`, as upstream's does, rather than handing the
+//! model an empty string.
 
 use serde_json::{json, Map, Value};
 
+pub use crate::content::describe_part;
 use crate::types::{JsonObject, ToolResult};
 use crate::warning::Warning;
 
@@ -21,35 +21,37 @@ pub const NO_ERROR_TEXT: &str = "MCP tool returned an error";
 /// `isError` ⇒ an error with the non-blank text parts joined by a blank line;
 /// `structuredContent` ⇒ its compact JSON; else the text parts (then the text of embedded
 /// resources) joined by newlines, or a description of the non-text parts when there is no
-/// text. `metadata` is `{server, parts?}`.
+/// text. `metadata` is `{server}`; the parts, on every branch, `parts`.
 pub fn call_result(server: &str, result: &Value) -> ToolResult {
     let content = result.get("content").and_then(Value::as_array).map(Vec::as_slice);
-    let parts = content.map(collect_parts).unwrap_or_default();
-    let metadata = metadata(server, &parts);
+    let found = content.map(collect_parts).unwrap_or_default();
+    let metadata = metadata(server);
     if result.get("isError") == Some(&Value::Bool(true)) {
-        return ToolResult { output: error_text(content), is_error: true, metadata };
+        return ToolResult { output: error_text(content), is_error: true, metadata, parts: some(found) };
     }
     if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
-        return ToolResult { output: structured.to_string(), is_error: false, metadata };
+        return ToolResult { output: structured.to_string(), is_error: false, metadata, parts: some(found) };
     }
     let mut output = joined_text(content.unwrap_or_default());
-    if output.is_empty() && !parts.is_empty() {
-        output = parts.iter().map(describe_part).collect::<Vec<_>>().join("\n");
+    if output.is_empty() && !found.is_empty() {
+        output = found.iter().map(describe_part).collect::<Vec<_>>().join("\n");
     }
-    ToolResult { output, is_error: false, metadata }
+    ToolResult { output, is_error: false, metadata, parts: some(found) }
+}
+
+/// `None` for no parts: a text-only result stays byte-identical to one from before parts.
+fn some(parts: Vec<Value>) -> Option<Vec<Value>> {
+    (!parts.is_empty()).then_some(parts)
 }
 
 /// The result of a call that never got an answer (timeout, transport closed, server gone).
 pub fn failed_call(server: &str, message: String) -> ToolResult {
-    ToolResult { output: message, is_error: true, metadata: metadata(server, &[]) }
+    ToolResult { output: message, is_error: true, metadata: metadata(server), parts: None }
 }
 
-fn metadata(server: &str, parts: &[Value]) -> Option<JsonObject> {
+fn metadata(server: &str) -> Option<JsonObject> {
     let mut m = Map::new();
     m.insert("server".into(), Value::String(server.into()));
-    if !parts.is_empty() {
-        m.insert("parts".into(), Value::Array(parts.to_vec()));
-    }
     Some(m)
 }
 
@@ -123,23 +125,6 @@ fn collect_parts(content: &[Value]) -> Vec<Value> {
     parts
 }
 
-/// A part described in text, byte-identical to upstream: `<type> (<mimeType>, <bytes> bytes)`,
-/// `0` bytes for a part that carries a `url` rather than `data`.
-pub fn describe_part(part: &Value) -> String {
-    format!(
-        "{} ({}, {} bytes)",
-        str_field(part, "type").unwrap_or(""),
-        str_field(part, "mimeType").unwrap_or(""),
-        decoded_len(str_field(part, "data").unwrap_or(""))
-    )
-}
-
-/// The decoded length of standard base64, without decoding it.
-fn decoded_len(b64: &str) -> usize {
-    let pad = if b64.ends_with("==") { 2 } else { usize::from(b64.ends_with('=')) };
-    (b64.len() / 4 * 3).saturating_sub(pad)
-}
-
 /// A listed tool's input schema as the model sees it: the server's schema, with `type`
 /// forced to `object`, `properties` defaulted to `{}` and `additionalProperties: false`.
 pub fn input_schema(schema: &Value) -> Value {
@@ -190,19 +175,16 @@ mod tests {
         json!({"type": "text", "text": t})
     }
 
-    fn meta(parts: Option<Value>) -> Option<JsonObject> {
+    fn meta() -> Option<JsonObject> {
         let mut m = Map::new();
         m.insert("server".into(), json!("s"));
-        if let Some(p) = parts {
-            m.insert("parts".into(), p);
-        }
         Some(m)
     }
 
     #[test]
     fn text_parts_join_with_newlines() {
         let r = call_result("s", &json!({"content": [text("a"), text("b")]}));
-        assert_eq!(r, ToolResult { output: "a\nb".into(), is_error: false, metadata: meta(None) });
+        assert_eq!(r, ToolResult { output: "a\nb".into(), is_error: false, metadata: meta(), parts: None });
         assert_eq!(call_result("s", &json!({})).output, "");
     }
 
@@ -245,7 +227,7 @@ mod tests {
             {"type": "file", "mimeType": "application/pdf", "url": "https://x/y.pdf", "name": "y"},
             {"type": "file", "mimeType": "application/pdf", "data": GOLDEN, "name": "file:///a.pdf"},
         ]);
-        assert_eq!(r.metadata, meta(Some(parts)));
+        assert_eq!((r.metadata, r.parts.map(Value::Array)), (meta(), Some(parts)));
     }
 
     #[test]
@@ -262,6 +244,7 @@ mod tests {
 
     #[test]
     fn base64_lengths_without_decoding() {
+        use crate::content::decoded_len;
         assert_eq!((decoded_len(""), decoded_len("QQ=="), decoded_len("QUI="), decoded_len("QUJD")), (0, 1, 2, 3));
     }
 

@@ -99,5 +99,5 @@ fn loaded(info: &SkillInfo, base: &str, files: Option<Vec<String>>, dir: &str) -
     let mut metadata = Map::new();
     metadata.insert("name".into(), Value::String(info.name.clone()));
     metadata.insert("dir".into(), Value::String(dir.to_string()));
-    ToolResult { output: lines.join("\n"), is_error: false, metadata: Some(metadata) }
+    ToolResult { output: lines.join("\n"), is_error: false, metadata: Some(metadata), parts: None }
 }

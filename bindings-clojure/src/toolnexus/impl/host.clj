@@ -377,13 +377,13 @@
   (CallbackReference/getFunctionPointer generate-callback))
 
 (defn callbacks-struct
-  "A `tn_callbacks` for a client entry, laid out as the header declares it: eight pointers and
+  "A `tn_callbacks` for a client entry, laid out as the header declares it: nine pointers and
   a uint32 (`hook_mask`, padded to a pointer) in this order: user_data, free_user_data,
   wait_for, transport, hook, hook_mask, on_error, body_transform (left NULL: the Clojure port
-  has no body transform), on_metric."
+  has no body transform), on_metric, on_warning (left NULL: the port has no warning channel)."
   ^Memory [^Pointer user-data entry]
   (let [p Native/POINTER_SIZE
-        m (doto (Memory. (* 9 p)) (.clear))
+        m (doto (Memory. (* 10 p)) (.clear))
         fp (fn [cb] (CallbackReference/getFunctionPointer cb))
         mask (hook-mask (:hooks entry))]
     (.setPointer m 0 user-data)

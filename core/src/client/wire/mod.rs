@@ -8,6 +8,7 @@
 
 mod anthropic;
 mod openai;
+mod parts;
 mod transcript;
 pub(crate) mod translate;
 
@@ -20,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::toolkit::Declarations;
 use crate::types::{json_type, JsonObject, Usage};
 
+pub(crate) use parts::PartPolicy;
 pub(crate) use transcript::{
     append_results, balance, calls_of, check_history, last_assistant_text, results_after, Entry,
 };
@@ -63,8 +65,8 @@ impl<'a> ToolsField<'a> {
     }
 }
 
-/// The request body of one turn, serialised once straight to bytes; `stream` asks for
-/// server-sent events.
+/// The request body of one turn, serialised once straight to bytes, content parts encoded as
+/// `parts` says; `stream` asks for server-sent events.
 pub(crate) fn build_body(
     opts: &ClientOptions,
     model: &str,
@@ -72,7 +74,9 @@ pub(crate) fn build_body(
     messages: &[Value],
     tools: &Declarations,
     stream: bool,
+    parts: &PartPolicy<'_>,
 ) -> Result<Vec<u8>> {
+    let messages = &*parts::wire_messages(messages, parts)?;
     // Anthropic refuses a system text that is empty or only whitespace: send none instead.
     let system = system.filter(|s| !s.trim().is_empty());
     let tools = ToolsField::of(tools);
@@ -112,8 +116,9 @@ fn encode<T: Serialize>(body: &T, params: Option<&JsonObject>) -> serde_json::Re
     serde_json::to_vec(&v)
 }
 
-/// The first user message of a run: the system message (openai, fresh runs only) and the prompt.
-pub(crate) fn opening_messages(style: Style, system: Option<&str>, fresh: bool, prompt: &str) -> Vec<Value> {
+/// The first user message of a run: the system message (openai, fresh runs only) and the
+/// prompt (a string, or canonical parts).
+pub(crate) fn opening_messages(style: Style, system: Option<&str>, fresh: bool, prompt: Value) -> Vec<Value> {
     let mut out = Vec::with_capacity(2);
     if let (Style::OpenAi, true, Some(s)) = (style, fresh, system.filter(|s| !s.is_empty())) {
         out.push(json!({"role": "system", "content": s}));
@@ -237,6 +242,7 @@ mod tests {
             &[json!({"role":"user","content":"hi"})],
             &Declarations::new(vec![]),
             false,
+            &PartPolicy { style: Style::Anthropic, limit: None, mode: None, warn: &|_, _| {} },
         )
         .unwrap();
         let v: Value = serde_json::from_slice(&body).unwrap();

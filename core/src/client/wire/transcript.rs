@@ -8,17 +8,27 @@ use crate::client::options::Style;
 use crate::error::{Error, Result};
 use crate::types::ToolResult;
 
-/// A result ready to enter the transcript: fresh from this run, or kept verbatim from it.
+/// A result ready to enter the transcript: fresh from this run (the call's id, the tool's
+/// name, its result), or kept verbatim from it.
 pub(crate) enum Entry {
-    Fresh(String, ToolResult),
+    Fresh(String, String, ToolResult),
     Verbatim(Value),
 }
 
-/// Appends one turn's results in the provider's tool-result shape.
+/// Appends one turn's results in the provider's tool-result shape. A result's content parts
+/// ride beside it in the canonical form (`parts`; on an OpenAI tool message also the tool's
+/// `name`, which labels them when they are sent): each style's blocks are made at send time.
 pub(crate) fn append_results(style: Style, messages: &mut Vec<Value>, entries: Vec<Entry>) {
     match style {
         Style::OpenAi => messages.extend(entries.into_iter().map(|e| match e {
-            Entry::Fresh(id, r) => json!({"role": "tool", "tool_call_id": id, "content": r.output}),
+            Entry::Fresh(id, name, r) => {
+                let mut m = json!({"role": "tool", "tool_call_id": id, "content": r.output});
+                if let Some(parts) = r.parts.filter(|p| !p.is_empty()) {
+                    m["parts"] = Value::Array(parts);
+                    m["name"] = Value::String(name);
+                }
+                m
+            }
             Entry::Verbatim(v) => v,
         })),
         Style::Anthropic => {
@@ -28,8 +38,14 @@ pub(crate) fn append_results(style: Style, messages: &mut Vec<Value>, entries: V
             let blocks: Vec<Value> = entries
                 .into_iter()
                 .map(|e| match e {
-                    Entry::Fresh(id, r) => json!({
-                        "type": "tool_result", "tool_use_id": id, "content": r.output, "is_error": r.is_error}),
+                    Entry::Fresh(id, _, r) => {
+                        let mut b = json!({
+                            "type": "tool_result", "tool_use_id": id, "content": r.output, "is_error": r.is_error});
+                        if let Some(parts) = r.parts.filter(|p| !p.is_empty()) {
+                            b["parts"] = Value::Array(parts);
+                        }
+                        b
+                    }
                     Entry::Verbatim(v) => v,
                 })
                 .collect();
@@ -147,7 +163,7 @@ pub(crate) fn balance(style: Style, mut messages: Vec<Value>) -> Vec<Value> {
             .iter()
             .map(|c| match found.iter().find(|(id, _)| *id == c.id) {
                 Some((_, v)) => Entry::Verbatim(v.clone()),
-                None => Entry::Fresh(c.id.clone(), ToolResult::error(NO_RESULT)),
+                None => Entry::Fresh(c.id.clone(), c.name.clone(), ToolResult::error(NO_RESULT)),
             })
             .collect();
         append_results(style, &mut out, entries);

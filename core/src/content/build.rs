@@ -1,0 +1,210 @@
+//! Making a part at the edge (`image`, `file`, `audio` in the ports): from bytes, from what a
+//! host read out of a file-like object, or from a string that is a `data:` URL, an `http(s)://`
+//! URL or a filesystem path. A path is read here and never kept; the MIME type comes from the
+//! extension table or the caller, never from sniffing.
+
+use serde_json::{Map, Value};
+
+use super::{decoded_len, max_part_bytes, part_error, too_large, MEDIA_KINDS, MEDIA_TYPES};
+use crate::error::Result;
+
+/// Where a part's content comes from.
+pub enum PartSource {
+    /// Raw bytes.
+    Bytes(Vec<u8>),
+    /// What a file-like object read.
+    Read {
+        /// Its whole content.
+        bytes: Vec<u8>,
+        /// Its name (a path), if it has one: the MIME type and base name come from it.
+        name: Option<String>,
+    },
+    /// A `data:` URL, an `http(s)://` URL, or a path.
+    Text(String),
+}
+
+/// Standard base64 (RFC 4648 §4, padded).
+pub fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The extension of `path` as Python's `splitext` gives it: after the last dot of the last
+/// component, unless that dot starts the name; lower-cased.
+pub(crate) fn extension(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem_start = name.len() - name.trim_start_matches('.').len();
+    name[stem_start..].rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase())
+}
+
+/// The (MIME type, part type) of a media file by its extension.
+pub(crate) fn media_type(path: &str) -> Option<(&'static str, &'static str)> {
+    let ext = extension(path)?;
+    MEDIA_TYPES.iter().find(|(e, _, _)| *e == ext).map(|(_, mime, kind)| (*mime, *kind))
+}
+
+fn mime_for_path(path: &str) -> Result<&'static str> {
+    match extension(path) {
+        Some(ext) if !ext.is_empty() => match media_type(path) {
+            Some((mime, _)) => Ok(mime),
+            None => Err(part_error(format!("unknown file extension \".{ext}\" — pass an explicit mime_type"))),
+        },
+        _ => Err(part_error("file has no extension — pass an explicit mime_type")),
+    }
+}
+
+fn check_limit(size: u64, limit: Option<u64>) -> Result<()> {
+    match limit.or_else(max_part_bytes) {
+        Some(l) if size > l => Err(too_large(size, l)),
+        _ => Ok(()),
+    }
+}
+
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Makes a `kind` part (`image`, `file` or `audio`) from `source`. `mime` overrides the
+/// extension's type; `name` the file's base name; `limit` the process-wide
+/// [`super::set_max_part_bytes`] (decoded bytes, checked here as a fast failure; the client
+/// checks every part again when it sends it).
+pub fn build_part(
+    kind: &str,
+    source: PartSource,
+    mime: Option<&str>,
+    name: Option<&str>,
+    limit: Option<u64>,
+) -> Result<Value> {
+    if !MEDIA_KINDS.contains(&kind) {
+        return Err(part_error(format!("unknown content part type \"{kind}\"")));
+    }
+    let mime = mime.filter(|m| !m.is_empty());
+    let name = name.filter(|n| !n.is_empty());
+    let (mime, data, url, name): (String, Option<String>, Option<String>, Option<String>) = match source {
+        PartSource::Read { bytes, name: handle } => {
+            let mime = match (mime, handle.as_deref()) {
+                (Some(m), _) => m.to_string(),
+                (None, Some(h)) => mime_for_path(h)?.to_string(),
+                (None, None) => return Err(part_error("mime_type is required for a file-like source with no name")),
+            };
+            check_limit(bytes.len() as u64, limit)?;
+            let name = name.map(str::to_string).or_else(|| handle.as_deref().map(|h| base_name(h).to_string()));
+            (mime, Some(base64(&bytes)), None, name)
+        }
+        PartSource::Bytes(bytes) => {
+            let mime = mime.ok_or_else(|| part_error("mime_type is required when building a part from bytes"))?;
+            check_limit(bytes.len() as u64, limit)?;
+            (mime.to_string(), Some(base64(&bytes)), None, name.map(str::to_string))
+        }
+        PartSource::Text(s) if s.is_empty() => return Err(part_error("a content part needs a path, bytes, or a URL")),
+        PartSource::Text(s) if s.starts_with("data:") => {
+            let (head, payload) = s[5..].split_once(',').unwrap_or((&s[5..], ""));
+            if payload.is_empty() || !head.contains(";base64") {
+                return Err(part_error("only base64 data: URLs are supported"));
+            }
+            let own = head.split(';').next().unwrap_or("");
+            if own.is_empty() {
+                return Err(part_error("data: URL carries no mime type"));
+            }
+            check_limit(decoded_len(payload), limit)?;
+            (mime.unwrap_or(own).to_string(), Some(payload.to_string()), None, name.map(str::to_string))
+        }
+        PartSource::Text(s) if s.starts_with("http://") || s.starts_with("https://") => {
+            let mime = match mime {
+                Some(m) => m.to_string(),
+                None => mime_for_path(&s)
+                    .map_err(|_| {
+                        part_error("mime_type is required for a URL whose extension is not in the media table")
+                    })?
+                    .to_string(),
+            };
+            (mime, None, Some(s), name.map(str::to_string))
+        }
+        PartSource::Text(path) => {
+            // The type is settled before the file is opened: a bad extension is named first.
+            let mime = match mime {
+                Some(m) => m.to_string(),
+                None => mime_for_path(&path)?.to_string(),
+            };
+            let bytes = std::fs::read(&path).map_err(|e| part_error(format!("cannot read {path}: {e}")))?;
+            check_limit(bytes.len() as u64, limit)?;
+            let name = name.map(str::to_string).unwrap_or_else(|| base_name(&path).to_string());
+            (mime, Some(base64(&bytes)), None, Some(name))
+        }
+    };
+    let mut out = Map::new();
+    out.insert("type".into(), Value::String(kind.into()));
+    out.insert("mimeType".into(), Value::String(mime));
+    if let Some(d) = data {
+        out.insert("data".into(), Value::String(d));
+    }
+    if let Some(u) = url {
+        out.insert("url".into(), Value::String(u));
+    }
+    if let Some(n) = name {
+        out.insert("name".into(), Value::String(n));
+    }
+    Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn base64_pads_as_the_standard_says() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(&[0xff, 0xfe, 0x00, 0x01]), "//4AAQ==");
+    }
+
+    #[test]
+    fn media_types_go_by_extension_as_splitext() {
+        assert_eq!(media_type("/a/b.PNG"), Some(("image/png", "image")));
+        assert_eq!(media_type("/a/.png"), None);
+        assert_eq!(media_type("/a/x.tar.pdf"), Some(("application/pdf", "file")));
+        assert_eq!(media_type("/a/notes.txt"), None);
+    }
+
+    #[test]
+    fn every_source_becomes_a_canonical_part() {
+        let b = build_part("image", PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, None).unwrap();
+        assert_eq!(b, json!({"type": "image", "mimeType": "image/png", "data": "Zm9v"}));
+        let msg = |r: Result<Value>| r.unwrap_err().message().to_string();
+        assert_eq!(
+            msg(build_part("image", PartSource::Bytes(vec![1]), None, None, None)),
+            "mime_type is required when building a part from bytes"
+        );
+        let d = build_part("image", PartSource::Text("data:image/gif;base64,Zm9v".into()), None, None, None).unwrap();
+        assert_eq!(d, json!({"type": "image", "mimeType": "image/gif", "data": "Zm9v"}));
+        assert_eq!(
+            msg(build_part("image", PartSource::Text("data:image/png,abc".into()), None, None, None)),
+            "only base64 data: URLs are supported"
+        );
+        let u = build_part("file", PartSource::Text("https://x/y.pdf".into()), None, None, None).unwrap();
+        assert_eq!(u, json!({"type": "file", "mimeType": "application/pdf", "url": "https://x/y.pdf"}));
+        assert_eq!(
+            msg(build_part("image", PartSource::Text("thing.xyz".into()), None, None, None)),
+            "unknown file extension \".xyz\" — pass an explicit mime_type"
+        );
+        let r = PartSource::Read { bytes: b"foo".to_vec(), name: Some("/tmp/a.webp".into()) };
+        assert_eq!(build_part("image", r, None, None, None).unwrap()["name"], "a.webp");
+        let e = build_part("image", PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, Some(2));
+        assert_eq!(msg(e), "content part is 3 decoded bytes, over the maxPartBytes limit of 2");
+    }
+}
