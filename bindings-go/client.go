@@ -21,8 +21,8 @@ const (
 	StyleAnthropic ClientStyle = "anthropic" // POST {BaseURL}/v1/messages ({BaseURL}/messages when it ends in /v1)
 )
 
-// ClientOptions configures CreateClient. Zero values mean the defaults. The fields at the end
-// are not supported by the engine's C ABI yet: set, they are rejected, never ignored.
+// ClientOptions configures CreateClient. Zero values mean the defaults; every field reaches the
+// engine, which refuses a bad value by name.
 type ClientOptions struct {
 	// BaseURL is the provider's API root, e.g. https://api.openai.com/v1.
 	BaseURL string
