@@ -1,4 +1,4 @@
-//! `onMetric` and a stream's events: each reaches the host's function on the JS thread, in
+//! `onMetric`, a stream's events and a client's warnings: each reaches the host's function on the JS thread, in
 //! order and before the Promise of its run settles (they share the runs' delivery queue, see
 //! `keepalive.rs`), as the JS port's event objects (camelCase keys).
 
@@ -50,5 +50,27 @@ impl OnMetric for JsSink {
 impl engine::OnStreamEvent for JsSink {
     fn on_event(&self, event: engine::StreamEvent) {
         self.send(event.to_json_camel());
+    }
+}
+
+/// The client's warnings (a tool's content part sent as its placeholder) as process warnings,
+/// emitted on the JS thread like the other `ToolnexusWarning`s.
+pub struct JsWarnings {
+    queue: Queue,
+}
+
+impl JsWarnings {
+    /// Must run on the JS thread.
+    pub fn new(env: &Env) -> napi::Result<JsWarnings> {
+        Ok(JsWarnings { queue: Queue::of(env)? })
+    }
+}
+
+impl engine::OnWarning for JsWarnings {
+    fn on_warning(&self, warning: &engine::Warning) {
+        let w = warning.clone();
+        self.queue.send(Box::new(move |env| {
+            let _ = crate::warning::emit(env, &[w]);
+        }));
     }
 }

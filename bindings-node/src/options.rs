@@ -231,5 +231,6 @@ fn host_options(
     if o.get_named_property::<Unknown>("store")?.get_type()? == ValueType::Object {
         e.store = crate::memory::store_of(&o.get_named_property::<Object>("store")?)?;
     }
+    e.on_warning = Some(Arc::new(crate::metrics::JsWarnings::new(env)?));
     Ok(Ok(parsed))
 }

@@ -75,6 +75,28 @@ describe('content parts', () => {
     assert.equal(wire.at(-1).content[0].text, 'Output of tool shot (c1):')
     assert.deepEqual(r.messages.find((m) => m.role === 'tool').parts, [image])
   })
+  test('a tool part over maxPartBytes is a placeholder, warned about once', async () => {
+    const warnings = []
+    const listen = (w) => warnings.push(w)
+    process.on('warning', listen)
+    try {
+      let n = 0
+      const generate = async () => (++n % 2 === 1 ? { toolCalls: [{ id: `c${n}`, name: 'shot', arguments: {} }] } : { content: 'ok' })
+      const shot = defineTool({ name: 'shot', description: 'd', inputSchema: { type: 'object', properties: {} },
+        run: async () => ({ output: 'shot output', isError: false, parts: [image] }) })
+      const c = createInProcessClient({ model: 'm', maxPartBytes: 10, generate })
+      const tk = await createToolkit({ builtins: false, extraTools: [shot] })
+      await c.run('look', { toolkit: tk })
+      await c.run('again', { toolkit: tk })
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      process.off('warning', listen)
+    }
+    const mine = warnings.filter((w) => /over the maxPartBytes limit of 10/.test(w.message))
+    assert.equal(mine.length, 1, warnings.map((w) => w.message).join('; '))
+    assert.equal(mine[0].code, 'content_part_placeholder')
+  })
+
   test('a prompt part over maxPartBytes is a ContentPartError before any call', async () => {
     let calls = 0
     const c = createInProcessClient({ model: 'm', maxPartBytes: 10, generate: () => { calls++; return { content: 'x' } } })
