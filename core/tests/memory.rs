@@ -107,6 +107,8 @@ async fn an_answer_is_checked_against_the_recorded_request() {
     client.ask("go", Some(&tk), Some("r")).await.unwrap();
     let stale = client.ask_with_answer(Some(&tk), "r", None, &answer_output("other", "x")).await.unwrap_err();
     assert_eq!(stale.kind(), ErrorKind::Conflict);
+    let empty = client.ask_with_answer(Some(&tk), "", None, &answer_output("gate-1", "x")).await.unwrap_err();
+    assert_eq!(empty.message(), "a resume by conversation id needs the id (it is empty)");
     let never = client.ask_with_answer(Some(&tk), "nobody", None, &answer_output("gate-1", "x")).await.unwrap_err();
     assert_eq!(never.kind(), ErrorKind::Conflict, "{}", never.message());
 }

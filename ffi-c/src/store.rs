@@ -72,6 +72,17 @@ fn register(store: Arc<dyn ConversationStore>, out: *mut *mut tn_store) -> Resul
     Ok(())
 }
 
+/// Registers the store `make` opens from the string argument `what`.
+fn open(
+    arg: *const c_char,
+    what: &str,
+    out: *mut *mut tn_store,
+    make: impl FnOnce(&str) -> Result<Arc<dyn ConversationStore>>,
+) -> Result<()> {
+    check_out(out)?;
+    register(make(in_str(arg, what)?)?, out)
+}
+
 fn check_out<T>(out: *mut *mut T) -> Result<()> {
     if out.is_null() {
         return Err(Error::invalid("out is NULL"));
@@ -107,11 +118,7 @@ pub unsafe extern "C" fn tn_store_open_sqlite(
     out: *mut *mut tn_store,
     error_out: *mut *mut c_char,
 ) -> i32 {
-    call(error_out, || {
-        check_out(out)?;
-        let store = engine::memory::SqliteConversationStore::open(in_str(path, "path")?)?;
-        register(Arc::new(store), out)
-    })
+    call(error_out, || open(path, "path", out, |p| Ok(Arc::new(engine::memory::SqliteConversationStore::open(p)?))))
 }
 
 /// Makes a PostgreSQL store for the database at `url` (`postgres://user:pass@host:port/db`, or
@@ -128,11 +135,7 @@ pub unsafe extern "C" fn tn_store_open_postgres(
     out: *mut *mut tn_store,
     error_out: *mut *mut c_char,
 ) -> i32 {
-    call(error_out, || {
-        check_out(out)?;
-        let store = engine::memory::PostgresConversationStore::open(in_str(url, "url")?)?;
-        register(Arc::new(store), out)
-    })
+    call(error_out, || open(url, "url", out, |u| Ok(Arc::new(engine::memory::PostgresConversationStore::open(u)?))))
 }
 
 /// Makes a store over the host's callback (see `tn_store_fn`). The library owns

@@ -361,8 +361,6 @@ class Client:
         once: a second one, or another answer to the same request, raises
         :class:`~toolnexus.errors.ConflictError`; a resume that died midway is picked up by
         the next one with the same answer."""
-        if not id:
-            raise InvalidArgumentError("toolnexus: ask_with_answer needs a conversation id")
         req = request_to_wire(pending) if isinstance(pending, Request) else pending
         return await self._start(toolkit, cancel, None, None, req, answer_to_wire(answer), id=id)
 

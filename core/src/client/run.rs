@@ -88,12 +88,18 @@ impl Client {
     /// Runs the loop for `input`, bounded by the client's `timeout_ms` and `input.cancel`.
     /// With `input.id` set, the conversation is loaded from and saved to the client's store.
     pub async fn run_input(&self, input: RunInput<'_>) -> Result<RunResult> {
-        match input.id.clone().filter(|id| !id.is_empty()) {
-            Some(id) => self.run_remembered(id, input).await,
-            None if input.answer.is_some() => {
+        let resuming = input.resume.is_some() || input.answer.is_some();
+        match input.id.clone() {
+            // An empty id is no conversation for a new prompt (upstream's rule), but a resume
+            // by id names one.
+            Some(id) if id.is_empty() && resuming => {
+                Err(Error::invalid("a resume by conversation id needs the id (it is empty)"))
+            }
+            Some(id) if !id.is_empty() => self.run_remembered(id, input).await,
+            _ if input.answer.is_some() => {
                 Err(Error::invalid("an answer without a pending request needs a conversation id"))
             }
-            None => self.run_counted(input).await,
+            _ => self.run_counted(input).await,
         }
     }
 
