@@ -35,6 +35,8 @@ if [ ! -f "$sdist/pyproject.toml" ]; then
     --require-hashes -r "$here/sdist.txt" -d "$work/sdist"
   tar -xzf "$work/sdist/toolnexus-$version.tar.gz" -C "$work"
 fi
+# The media fixture test_multimodal.py reads from upstream's repository (not in the sdist).
+[ -f "$work/examples/media/fixture.png.base64" ] || "$python" "$here/media_fixture.py" "$work/examples/media"
 
 # 2. Upstream's test dependencies in a venv of their own, made anew when requirements.txt changes.
 venv="$work/venv"
