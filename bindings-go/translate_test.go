@@ -61,10 +61,10 @@ func TestTranslateErrors(t *testing.T) {
 	mock := newMock(t)
 	c := openaiClient(t, mock, nil)
 	_, err := c.Translate(testCtx(t), tn.TranslateRequest{Messages: []any{map[string]any{"role": "user",
-		"content": []any{map[string]any{"type": "image", "mimeType": "image/png", "data": "AA"}}}}})
+		"content": []any{map[string]any{"type": "image", "mimeType": "image/png", "data": "AA==", "url": "https://x.test/a.png"}}}}})
 	var e *tn.Error
-	if !errors.As(err, &e) || e.Kind != tn.KindInvalidArgument || len(mock.seen()) != 0 {
-		t.Fatalf("a content part: %v", err)
+	if !errors.As(err, &e) || e.Kind != tn.KindContentPart || len(mock.seen()) != 0 {
+		t.Fatalf("a malformed content part: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -168,7 +168,8 @@ typedef void (*tn_body_transform_fn)(void *user_data,
                                      uint64_t token);
 
 // Receives each metric event (SPEC §8) as JSON: `{"event": "llm", "model", "status" ("ok" |
-// "error"), "ms", "prompt_tokens", "completion_tokens"}`, `{"event": "tool", "tool", "source",
+// "error"), "ms", "prompt_tokens", "completion_tokens", "parts"?}` (`parts`: the request's content
+// parts as `{"type", "mimeType", "bytes"}`, never their data, when it had any), `{"event": "tool", "tool", "source",
 // "is_error", "ms", "pending"?}` or `{"event": "run", "model", "turns", "tool_calls",
 // "total_tokens", "ms", "error"?}`. Called synchronously, in order, on the library thread
 // driving the run, with nothing to complete: return quickly, and do not block on the run

@@ -9,7 +9,7 @@ import pytest
 import toolnexus as tn
 from toolnexus.translate import openai_messages_to_anthropic, openai_tool_choice_to_anthropic
 
-from .mock import MockModel, anthropic_calls
+from .mock import MockModel, anthropic_calls, openai_text
 
 
 def weather() -> list[dict]:
@@ -48,11 +48,22 @@ def test_an_anthropic_turn_comes_back_openai_shaped(mock: MockModel) -> None:
 
 def test_bad_input_raises_before_sending(mock: MockModel) -> None:
     c = tn.create_client(base_url=mock.url("/v1"), style="openai", model="m", api_key="k")
-    with pytest.raises(tn.InvalidArgumentError, match="content part"):
-        asyncio.run(c.translate([{"role": "user", "content": [{"type": "image", "mimeType": "image/png", "data": "AA"}]}]))
+    both = {"type": "image", "mimeType": "image/png", "data": "AA==", "url": "https://x.test/a.png"}
+    with pytest.raises(tn.ContentPartError, match="both data and url"):
+        asyncio.run(c.translate([{"role": "user", "content": [both]}]))
     with pytest.raises(tn.InvalidArgumentError, match="tools"):
         asyncio.run(c.translate([], tools={"x": 1}))  # type: ignore[arg-type]
     assert mock.seen == []
+
+
+def test_parts_go_out_as_openai_blocks(mock: MockModel) -> None:
+    mock.script([openai_text("a square")])
+    c = tn.create_client(base_url=mock.url("/v1"), style="openai", model="m", api_key="k")
+    part = tn.image(b"\x89PNG", mime_type="image/png")
+    r = asyncio.run(c.translate([{"role": "user", "content": [tn.content.to_dict(part)]}]))
+    assert r.text == "a square"
+    sent = mock.seen[0]["body"]["messages"][0]["content"][0]
+    assert sent == {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}}
 
 
 def test_the_mappings_are_the_engines() -> None:

@@ -189,3 +189,30 @@ async fn an_invalid_part_from_a_tool_is_its_error_result() {
         "bad returned an invalid content part: a image part carries neither data nor url — exactly one is required"
     );
 }
+
+#[tokio::test]
+async fn llm_events_describe_each_calls_parts_without_their_data() {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let s = setup(
+        Style::Anthropic,
+        vec![ScriptedReply::anthropic_calls(&[("c1", "shotA", json!({}))]), ScriptedReply::anthropic_text("ok")],
+        |o| {
+            let sink: Arc<dyn toolnexus::metrics::OnMetric> =
+                Arc::new(move |e: &toolnexus::metrics::MetricEvent| ev.lock().unwrap().push(e.to_json()));
+            o.on_metric = Some(sink);
+        },
+    );
+    let tk = Toolkit::new(vec![shot("shotA", audio())]).unwrap();
+    let input =
+        RunInput { prompt_parts: Some(vec![json!("look"), image()]), toolkit: Some(&tk), ..RunInput::default() };
+    s.client.run_input(input).await.unwrap();
+    let events = events.lock().unwrap();
+    let llm: Vec<&Value> = events.iter().filter(|e| e["event"] == "llm").collect();
+    let img = json!({"type": "image", "mimeType": "image/png", "bytes": 82});
+    let aud = json!({"type": "audio", "mimeType": "audio/mpeg", "bytes": 82});
+    assert_eq!(llm[0]["parts"], json!([img]));
+    assert_eq!(llm[1]["parts"], json!([img, aud]), "the tool's part is in the second call's transcript");
+    assert!(!has_data(&json!(*events)));
+    assert!(events.iter().filter(|e| e["event"] != "llm").all(|e| e.get("parts").is_none()));
+}

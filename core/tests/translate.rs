@@ -196,13 +196,19 @@ async fn bad_requests_and_failures_are_clear_errors() {
         assert!(e.message().contains(needle), "{}", e.message());
     }
     let mock = Mock::start().await;
-    let part = json!([{"role": "user", "content": [{"type": "image", "mimeType": "image/png", "data": "AA=="}]}]);
-    let e = Client::new(client(&mock, Style::OpenAi, "/v1"))
-        .unwrap()
-        .translate(request(part), None, None)
-        .await
-        .unwrap_err();
-    assert!(e.message().contains("content part"), "{}", e.message());
+    let both = json!({"type": "image", "mimeType": "image/png", "data": "AA==", "url": "https://x.test/a.png"});
+    let audio = json!({"type": "audio", "mimeType": "audio/mpeg", "data": "AA=="});
+    for (style, content, kind) in [
+        (Style::OpenAi, both.clone(), ErrorKind::ContentPart),
+        (Style::Anthropic, both, ErrorKind::ContentPart),
+        // A user's own part the provider has no block for fails as in a run, before any call.
+        (Style::Anthropic, audio, ErrorKind::UnsupportedPart),
+    ] {
+        let msgs = json!([{"role": "user", "content": [content]}]);
+        let e =
+            Client::new(client(&mock, style, "/v1")).unwrap().translate(request(msgs), None, None).await.unwrap_err();
+        assert_eq!(e.kind(), kind, "{}", e.message());
+    }
     assert!(mock.seen().is_empty(), "nothing was sent");
     mock.script(vec![MockReply {
         status: 400,
@@ -216,4 +222,88 @@ async fn bad_requests_and_failures_are_clear_errors() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Http);
+}
+
+const PNG: &str = "iVBORw0KGgo=";
+
+fn png() -> Value {
+    json!({"type": "image", "mimeType": "image/png", "data": PNG})
+}
+
+/// A user turn with an image, then a tool exchange whose result carries one.
+fn messages_with_parts() -> Value {
+    json!([
+        {"role": "user", "content": [{"type": "text", "text": "what is this"}, png()]},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "shot", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "shot", "content": [{"type": "text", "text": "taken"}, png()]},
+    ])
+}
+
+#[tokio::test]
+async fn parts_go_out_as_each_styles_blocks_and_events_describe_them() {
+    let mock = Mock::start().await;
+    let reply = |style| match style {
+        Style::OpenAi => json!({"choices": [{"message": {"content": "a chart"}, "finish_reason": "stop"}]}),
+        Style::Anthropic => json!({"content": [{"type": "text", "text": "a chart"}], "stop_reason": "end_turn"}),
+    };
+    for style in [Style::OpenAi, Style::Anthropic] {
+        mock.script(vec![MockReply::json(reply(style))]);
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let ev2 = events.clone();
+        let mut o = client(&mock, style, "/v1");
+        let sink: Arc<dyn OnMetric> = Arc::new(move |e: &MetricEvent| ev2.lock().unwrap().push(e.to_json()));
+        o.on_metric = Some(sink);
+        let r = Client::new(o).unwrap().translate(request(messages_with_parts()), None, None).await.unwrap();
+        assert_eq!(r.text, "a chart");
+        let body = mock.seen().pop().unwrap().body;
+        let data_url = format!("data:image/png;base64,{PNG}");
+        match style {
+            Style::OpenAi => {
+                let m = body["messages"].as_array().unwrap();
+                assert_eq!(m[0]["content"][1], json!({"type": "image_url", "image_url": {"url": data_url}}));
+                assert_eq!(m[2]["content"], "taken", "a tool message carries text only");
+                assert_eq!(m[3]["role"], "user", "the tool's image follows in a user message: {}", m[3]);
+                assert_eq!(m[3]["content"][0]["text"], "Output of tool shot (c1):");
+                assert_eq!(m[3]["content"][1]["image_url"]["url"], data_url);
+            }
+            Style::Anthropic => {
+                let m = body["messages"].as_array().unwrap();
+                let block =
+                    json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}});
+                assert_eq!(m[0]["content"], json!([{"type": "text", "text": "what is this"}, block]));
+                assert_eq!(m[2]["content"][0]["content"], json!([{"type": "text", "text": "taken"}, block]));
+            }
+        }
+        let events = events.lock().unwrap();
+        let want = json!([{"type": "image", "mimeType": "image/png", "bytes": 8}, {"type": "image", "mimeType": "image/png", "bytes": 8}]);
+        assert_eq!(events[0]["parts"], want, "{style:?}");
+        assert!(!serde_json::to_string(&*events).unwrap().contains(PNG), "an event never carries a part's data");
+    }
+}
+
+#[tokio::test]
+async fn a_tools_part_the_provider_cannot_take_is_its_placeholder_said_once() {
+    let mock = Mock::start().await;
+    let said = Arc::new(Mutex::new(Vec::new()));
+    let said2 = said.clone();
+    let mut o = client(&mock, Style::Anthropic, "");
+    o.on_warning = Some(Arc::new(move |w: &toolnexus::Warning| said2.lock().unwrap().push(w.code)));
+    let c = Client::new(o).unwrap();
+    let msgs = json!([
+        {"role": "user", "content": "play it"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "rec", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "ok"},
+            {"type": "audio", "mimeType": "audio/mpeg", "data": "AA=="}]},
+    ]);
+    for _ in 0..2 {
+        mock.script(vec![MockReply::json(
+            json!({"content": [{"type": "text", "text": "x"}], "stop_reason": "end_turn"}),
+        )]);
+        c.translate(request(msgs.clone()), None, None).await.unwrap();
+    }
+    let body = mock.seen().pop().unwrap().body;
+    let result = &body["messages"][2]["content"][0]["content"];
+    assert_eq!(result[1]["type"], "text", "{result}");
+    assert!(result[1]["text"].as_str().unwrap().contains("audio"), "{result}");
+    assert_eq!(*said.lock().unwrap(), ["content_part_placeholder"], "said once per client");
 }

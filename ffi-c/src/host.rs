@@ -36,7 +36,8 @@ pub type tn_body_transform_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, body_json: *const c_char, token: u64)>;
 
 /// Receives each metric event (SPEC §8) as JSON: `{"event": "llm", "model", "status" ("ok" |
-/// "error"), "ms", "prompt_tokens", "completion_tokens"}`, `{"event": "tool", "tool", "source",
+/// "error"), "ms", "prompt_tokens", "completion_tokens", "parts"?}` (`parts`: the request's content
+/// parts as `{"type", "mimeType", "bytes"}`, never their data, when it had any), `{"event": "tool", "tool", "source",
 /// "is_error", "ms", "pending"?}` or `{"event": "run", "model", "turns", "tool_calls",
 /// "total_tokens", "ms", "error"?}`. Called synchronously, in order, on the library thread
 /// driving the run, with nothing to complete: return quickly, and do not block on the run

@@ -47,13 +47,15 @@ struct Progress {
 pub(super) struct LlmTimer<'a> {
     meter: Meter<'a>,
     model: String,
+    /// The request's parts as `{type, mimeType, bytes}`, for the ok event.
+    parts: Vec<Value>,
     start: Instant,
     done: bool,
 }
 
 impl<'a> LlmTimer<'a> {
-    pub(super) fn start(meter: Meter<'a>, model: &str) -> LlmTimer<'a> {
-        LlmTimer { meter, model: model.to_string(), start: Instant::now(), done: false }
+    pub(super) fn start(meter: Meter<'a>, model: &str, parts: Vec<Value>) -> LlmTimer<'a> {
+        LlmTimer { meter, model: model.to_string(), parts, start: Instant::now(), done: false }
     }
 
     pub(super) fn ok(mut self, usage: Usage) {
@@ -68,6 +70,8 @@ impl<'a> LlmTimer<'a> {
             ms: ms_since(self.start),
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
+            // Upstream describes the parts of a call that got a reply only.
+            parts: if ok { std::mem::take(&mut self.parts) } else { Vec::new() },
         }));
     }
 }
@@ -232,12 +236,7 @@ impl Client {
         };
         let system = system.as_deref();
         let warn = |key: String, message: String| self.warn_once(key, message);
-        let parts = wire::PartPolicy {
-            style: opts.style,
-            limit: opts.max_part_bytes.or_else(crate::content::max_part_bytes),
-            mode: opts.on_unsupported_part,
-            warn: &warn,
-        };
+        let parts = wire::PartPolicy::of(opts, &warn);
         let mut st = State {
             messages: Vec::new(),
             tools,
@@ -317,7 +316,10 @@ impl Client {
             st.report(progress);
             // Again after the host's before_llm and body_transform, which may have cancelled.
             self.check_live(&env.cancel, deadline)?;
-            let timer = LlmTimer::start(meter, &st.model);
+            // Only a sink sees an event's parts; the registry counts none.
+            let summaries =
+                if meter.sink.is_some() { crate::content::part_summaries(&st.messages) } else { Vec::new() };
+            let timer = LlmTimer::start(meter, &st.model, summaries);
             let response = caller.call(Bytes::from(body), stream.map(|s| (opts.style, s))).await?;
             let usage = wire::usage_of(opts.style, &response);
             timer.ok(usage);

@@ -179,8 +179,7 @@ impl Client {
         let own_system = opts.system_prompt.clone().filter(|s| !s.is_empty());
         let (mut messages, mut tools, system) = match opts.style {
             Style::OpenAi => {
-                tr::check_openai_messages(&req.messages)?;
-                let mut messages = req.messages;
+                let mut messages = tr::openai_transcript(req.messages)?;
                 let system = req.system.clone().or(own_system).filter(|s| !s.is_empty());
                 if let Some(s) = system.filter(|_| !tr::has_system_message(&messages)) {
                     messages.insert(0, json!({"role": "system", "content": s}));
@@ -190,7 +189,7 @@ impl Client {
                 (messages, tools, None)
             }
             Style::Anthropic => {
-                let (messages, extracted) = tr::openai_messages_to_anthropic(&req.messages)?;
+                let (messages, extracted) = tr::anthropic_transcript(&req.messages)?;
                 let system = req.system.clone().or(own_system).unwrap_or(extracted);
                 let mut tools = toolkit.map(Toolkit::to_anthropic).unwrap_or_default();
                 tools.extend(tr::openai_tools_to_anthropic(&req.tools));
@@ -207,6 +206,11 @@ impl Client {
                 model = ov.model.filter(|m| !m.is_empty()).unwrap_or(model);
             }
         }
+        // Parts are encoded after before_llm, which sees them canonical, as in a run.
+        let warn = |key: String, message: String| self.warn_once(key, message);
+        let meter = self.meter();
+        let summaries = if meter.sink.is_some() { crate::content::part_summaries(&messages) } else { Vec::new() };
+        let messages = wire::wire_messages(&messages, &wire::PartPolicy::of(opts, &warn))?.into_owned();
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
         match opts.style {
@@ -243,7 +247,7 @@ impl Client {
             bytes = transform_body(t.as_ref(), bytes).await?;
         }
         self.check_live(&cancel, deadline)?;
-        let timer = LlmTimer::start(self.meter(), &model);
+        let timer = LlmTimer::start(meter, &model, summaries);
         let data = caller.call(Bytes::from(bytes), None).await?;
         let usage = wire::usage_of(opts.style, &data);
         timer.ok(usage);

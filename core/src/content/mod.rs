@@ -138,6 +138,29 @@ pub fn summarize(part: &Value) -> Value {
         "bytes": part_bytes(part)})
 }
 
+/// Every image, file and audio part in a transcript, [`summarize`]d: a message's `parts`, the
+/// parts in its `content`, and an Anthropic `tool_result` block's `parts`.
+pub fn part_summaries(messages: &[Value]) -> Vec<Value> {
+    let mut found = Vec::new();
+    let mut scan = |parts: Option<&Value>, canonical_only: bool| {
+        for p in parts.and_then(Value::as_array).into_iter().flatten() {
+            if (!canonical_only || is_part(p)) && p.is_object() && field(p, "type") != Some("text") {
+                found.push(summarize(p));
+            }
+        }
+    };
+    for m in messages {
+        scan(m.get("parts"), false);
+        scan(m.get("content"), true);
+        for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
+            if field(b, "type") == Some("tool_result") {
+                scan(b.get("parts"), false);
+            }
+        }
+    }
+    found
+}
+
 /// The tokens a part is counted as: text `max(1, chars / 4)`, media `max(85, bytes / 750)`.
 pub fn estimate_tokens(part: &Value) -> u64 {
     match field(part, "type") {

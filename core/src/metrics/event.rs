@@ -19,6 +19,9 @@ pub struct LlmMetric {
     pub prompt_tokens: u64,
     /// This call's completion tokens (0 on an error).
     pub completion_tokens: u64,
+    /// The content parts the request carried, as `{type, mimeType, bytes}` (never their data);
+    /// empty when it had none, and on an error. Only an `on_metric` sink is given them.
+    pub parts: Vec<Value>,
 }
 
 /// One tool execution: `before_tool` through `after_tool`.
@@ -77,10 +80,16 @@ impl MetricEvent {
     /// Upstream Python's event dict: `pending` only when true, `error` only when set.
     pub fn to_json(&self) -> Value {
         match self {
-            MetricEvent::Llm(e) => json!({
-                "event": "llm", "model": e.model, "status": if e.ok { "ok" } else { "error" }, "ms": e.ms,
-                "prompt_tokens": e.prompt_tokens, "completion_tokens": e.completion_tokens,
-            }),
+            MetricEvent::Llm(e) => {
+                let mut v = json!({
+                    "event": "llm", "model": e.model, "status": if e.ok { "ok" } else { "error" }, "ms": e.ms,
+                    "prompt_tokens": e.prompt_tokens, "completion_tokens": e.completion_tokens,
+                });
+                if !e.parts.is_empty() {
+                    v["parts"] = Value::Array(e.parts.clone());
+                }
+                v
+            }
             MetricEvent::Tool(e) => {
                 let mut v =
                     json!({"event": "tool", "tool": e.tool, "source": e.source, "is_error": e.is_error, "ms": e.ms});
@@ -127,6 +136,11 @@ impl MetricEvent {
                 ms,
                 prompt_tokens: f.count("prompt_tokens")?.unwrap_or(0),
                 completion_tokens: f.count("completion_tokens")?.unwrap_or(0),
+                parts: match f.get("parts") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(p)) => p.clone(),
+                    Some(other) => return Err(f.wrong("parts", "an array", other)),
+                },
             }),
             "tool" => MetricEvent::Tool(ToolMetric {
                 tool: f.required("tool")?,
@@ -156,7 +170,7 @@ impl MetricEvent {
 }
 
 /// Every key an event may have.
-const EVENT_KEYS: [&str; 14] = [
+const EVENT_KEYS: [&str; 15] = [
     "event",
     "model",
     "status",
@@ -171,6 +185,7 @@ const EVENT_KEYS: [&str; 14] = [
     "tool_calls",
     "total_tokens",
     "error",
+    "parts",
 ];
 
 #[cfg(test)]

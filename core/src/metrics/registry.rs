@@ -209,6 +209,7 @@ mod tests {
             ms: 70.0,
             prompt_tokens: 9,
             completion_tokens: 9,
+            parts: Vec::new(),
         }));
         r.record(&MetricEvent::Tool(ToolMetric {
             tool: "t".into(),

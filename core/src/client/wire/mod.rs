@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::toolkit::Declarations;
 use crate::types::{json_type, JsonObject, Usage};
 
-pub(crate) use parts::PartPolicy;
+pub(crate) use parts::{wire_messages, PartPolicy};
 pub(crate) use transcript::{
     append_results, balance, calls_of, check_history, last_assistant_text, results_after, Entry,
 };

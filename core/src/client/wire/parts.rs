@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
-use crate::client::options::{Style, UnsupportedPart};
+use crate::client::options::{ClientOptions, Style, UnsupportedPart};
 use crate::content::{encode_part, is_part, part_bytes, placeholder_text, too_large};
 use crate::error::{ErrorKind, Result};
 
@@ -23,7 +23,8 @@ pub(crate) struct PartPolicy<'a> {
     pub warn: &'a (dyn Fn(String, String) + Sync),
 }
 
-fn is_media(v: &Value) -> bool {
+/// Whether `v` is a canonical image, file or audio part (text parts are just text).
+pub(crate) fn is_media(v: &Value) -> bool {
     is_part(v) && v.get("type").and_then(Value::as_str) != Some("text")
 }
 
@@ -44,7 +45,17 @@ fn has_parts(messages: &[Value]) -> bool {
     })
 }
 
-impl PartPolicy<'_> {
+impl<'a> PartPolicy<'a> {
+    /// The policy of a client with these options.
+    pub(crate) fn of(opts: &ClientOptions, warn: &'a (dyn Fn(String, String) + Sync)) -> PartPolicy<'a> {
+        PartPolicy {
+            style: opts.style,
+            limit: opts.max_part_bytes.or_else(crate::content::max_part_bytes),
+            mode: opts.on_unsupported_part,
+            warn,
+        }
+    }
+
     /// `part` as a block of the style, or what stands for it.
     fn block(&self, part: &Value, attached: bool) -> Result<Value> {
         let placeholder = || json!({"type": "text", "text": placeholder_text(part)});

@@ -4,7 +4,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::error::{Error, Result};
+use super::parts::{is_media, wire_messages, PartPolicy};
+use crate::client::options::{Style, UnsupportedPart};
+use crate::content::validate;
+use crate::error::Result;
 
 /// One tool call the model asked for, in the OpenAI shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,21 +85,11 @@ fn text_of(v: Option<&Value>) -> String {
     }
 }
 
-/// Content parts (`{type: image|file|audio, mimeType}`) have no encoding in this build: a
-/// request carrying one is refused rather than sent without it.
-fn refuse_parts(content: Option<&Value>) -> Result<()> {
-    let Some(Value::Array(parts)) = content else { return Ok(()) };
-    let is_part = |p: &Value| {
-        matches!(p.get("type").and_then(Value::as_str), Some("image" | "file" | "audio"))
-            && p.get("mimeType").is_some_and(Value::is_string)
-    };
-    match parts.iter().find(|p| is_part(p)) {
-        Some(p) => Err(Error::invalid(format!(
-            "translate: a {} content part cannot be sent yet (content parts are not in this build)",
-            p["type"].as_str().unwrap_or("")
-        ))),
-        None => Ok(()),
-    }
+/// The media parts of a `content` array, each checked: a malformed one is an error rather
+/// than a block the provider would refuse.
+fn media_of(content: Option<&Value>) -> Result<Vec<Value>> {
+    let Some(Value::Array(items)) = content else { return Ok(Vec::new()) };
+    items.iter().filter(|b| is_media(b)).map(|b| validate(b).map(|()| b.clone())).collect()
 }
 
 /// Whether `messages` already holds a system or developer message.
@@ -104,15 +97,32 @@ pub(crate) fn has_system_message(messages: &[Value]) -> bool {
     messages.iter().any(|m| matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer")))
 }
 
-/// Checks an OpenAI `messages` array for what this build cannot send.
-pub(crate) fn check_openai_messages(messages: &[Value]) -> Result<()> {
-    messages.iter().try_for_each(|m| refuse_parts(m.get("content")))
+/// OpenAI `messages` in the transcript's form for the OpenAI style: a `tool` message whose
+/// content array holds parts gets its text as `content` and its parts as `parts`, as a run's
+/// transcript keeps them, so the wire step relocates them as it does in a run.
+pub(crate) fn openai_transcript(messages: Vec<Value>) -> Result<Vec<Value>> {
+    messages
+        .into_iter()
+        .map(|mut m| {
+            let media = media_of(m.get("content"))?;
+            if matches!(m.get("role").and_then(Value::as_str), Some("tool" | "function")) && !media.is_empty() {
+                m["content"] = json!(content_text(m.get("content")));
+                let mut parts = match m.get("parts") {
+                    Some(Value::Array(p)) => p.clone(),
+                    _ => Vec::new(),
+                };
+                parts.extend(media);
+                m["parts"] = Value::Array(parts);
+            }
+            Ok(m)
+        })
+        .collect()
 }
 
-/// OpenAI `messages` as Anthropic messages plus the system text they carried: tool calls
-/// become `tool_use` blocks (arguments parsed back into objects), consecutive `tool` results
-/// one user turn of `tool_result` blocks, system and developer messages the system text.
-pub fn openai_messages_to_anthropic(messages: &[Value]) -> Result<(Vec<Value>, String)> {
+/// [`openai_messages_to_anthropic`]'s structure, with parts still canonical: a user turn's
+/// parts stay in its content (after one text block of its text), a tool result's ride its
+/// block's `parts`, for the wire step to encode by the client's rules.
+pub(crate) fn anthropic_transcript(messages: &[Value]) -> Result<(Vec<Value>, String)> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     let mut system: Vec<String> = Vec::new();
     let mut results: Vec<Value> = Vec::new();
@@ -123,7 +133,7 @@ pub fn openai_messages_to_anthropic(messages: &[Value]) -> Result<(Vec<Value>, S
     };
     for m in messages.iter().filter(|m| m.is_object()) {
         let content = m.get("content");
-        refuse_parts(content)?;
+        let media = media_of(content)?;
         match m.get("role").and_then(Value::as_str) {
             Some("system" | "developer") => {
                 flush(&mut out, &mut results);
@@ -138,6 +148,14 @@ pub fn openai_messages_to_anthropic(messages: &[Value]) -> Result<(Vec<Value>, S
                 block.insert("content".into(), json!(content_text(content)));
                 if let Some(id) = m.get("tool_call_id").filter(|v| !v.is_null() && v.as_str() != Some("")) {
                     block.insert("tool_use_id".into(), json!(text_of(Some(id))));
+                }
+                let mut parts = match m.get("parts") {
+                    Some(Value::Array(p)) => p.clone(),
+                    _ => Vec::new(),
+                };
+                parts.extend(media);
+                if !parts.is_empty() {
+                    block.insert("parts".into(), Value::Array(parts));
                 }
                 results.push(Value::Object(block));
             }
@@ -161,6 +179,13 @@ pub fn openai_messages_to_anthropic(messages: &[Value]) -> Result<(Vec<Value>, S
                 flush(&mut out, &mut results);
                 let s = content_text(content);
                 match content {
+                    // Text parts join into one block ahead of the others, which keep their order.
+                    Some(Value::Array(items)) if !media.is_empty() => {
+                        let lead = (!s.is_empty()).then(|| json!({"type": "text", "text": s}));
+                        let rest = items.iter().filter(|b| b.get("type").and_then(Value::as_str) != Some("text"));
+                        let blocks: Vec<Value> = lead.into_iter().chain(rest.cloned()).collect();
+                        out.push(json!({"role": "user", "content": blocks}));
+                    }
                     _ if !s.is_empty() => out.push(json!({"role": "user", "content": s})),
                     // Provider-native blocks without text go through as given.
                     Some(Value::Array(a)) if !a.is_empty() => out.push(json!({"role": "user", "content": a})),
@@ -171,6 +196,20 @@ pub fn openai_messages_to_anthropic(messages: &[Value]) -> Result<(Vec<Value>, S
     }
     flush(&mut out, &mut results);
     Ok((out, system.join("\n\n")))
+}
+
+/// OpenAI `messages` as Anthropic messages plus the system text they carried: tool calls
+/// become `tool_use` blocks (arguments parsed back into objects), consecutive `tool` results
+/// one user turn of `tool_result` blocks, system and developer messages the system text.
+/// Content parts become Anthropic blocks (a tool's inside its `tool_result`); one Anthropic
+/// has no block for (audio) becomes its text placeholder, since a pure mapping has no run to
+/// fail and must not drop it. A malformed part is a [`crate::ErrorKind::ContentPart`] error.
+pub fn openai_messages_to_anthropic(messages: &[Value]) -> Result<(Vec<Value>, String)> {
+    let (out, system) = anthropic_transcript(messages)?;
+    let lenient =
+        PartPolicy { style: Style::Anthropic, limit: None, mode: Some(UnsupportedPart::Text), warn: &|_, _| {} };
+    let out = wire_messages(&out, &lenient)?.into_owned();
+    Ok((out, system))
 }
 
 /// OpenAI `tools` as Anthropic declarations: native entries (a `name`, no `function`) pass
@@ -304,9 +343,40 @@ mod tests {
     }
 
     #[test]
-    fn content_parts_are_refused_not_dropped() {
-        let m = json!({"role": "user", "content": [{"type": "image", "mimeType": "image/png", "data": "AA=="}]});
-        assert!(openai_messages_to_anthropic(std::slice::from_ref(&m)).is_err());
-        assert!(check_openai_messages(&[m]).is_err());
+    fn parts_become_anthropic_blocks_and_audio_its_placeholder() {
+        let img = json!({"type": "image", "mimeType": "image/png", "data": "AA=="});
+        let audio = json!({"type": "audio", "mimeType": "audio/mpeg", "data": "AA=="});
+        let msgs = vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "see"}, img, audio]}),
+            json!({"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "shot", "arguments": "{}"}}]}),
+            json!({"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "done"}, img]}),
+        ];
+        let (out, _) = openai_messages_to_anthropic(&msgs).unwrap();
+        let png = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}});
+        assert_eq!(out[0]["content"][0], json!({"type": "text", "text": "see"}));
+        assert_eq!(out[0]["content"][1], png);
+        assert_eq!(out[0]["content"][2]["type"], "text", "audio has no Anthropic block: {}", out[0]);
+        assert!(out[0]["content"][2]["text"].as_str().unwrap().contains("audio"));
+        let result = &out[2]["content"][0];
+        assert_eq!(result["tool_use_id"], "c");
+        assert_eq!(result["content"], json!([{"type": "text", "text": "done"}, png]));
+        assert!(result.get("parts").is_none());
+    }
+
+    #[test]
+    fn openai_tool_parts_ride_the_transcript_field() {
+        let img = json!({"type": "image", "mimeType": "image/png", "url": "https://x.test/a.png"});
+        let msgs = vec![json!({"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "t"}, img]})];
+        let out = openai_transcript(msgs).unwrap();
+        assert_eq!(out[0]["content"], "t");
+        assert_eq!(out[0]["parts"], json!([img]));
+    }
+
+    #[test]
+    fn a_malformed_part_is_refused_not_sent() {
+        let bad = json!({"role": "user", "content": [{"type": "image", "mimeType": "image/png", "data": "AA==", "url": "u"}]});
+        let e = openai_messages_to_anthropic(std::slice::from_ref(&bad)).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::ContentPart);
+        assert_eq!(openai_transcript(vec![bad]).unwrap_err().kind(), crate::ErrorKind::ContentPart);
     }
 }
