@@ -68,8 +68,13 @@ clippy:
 rust-tests:
 	tests/postgres/with-postgres.sh $(CARGO) test --workspace --locked
 
+# The conformance scenarios' bodies, and a streamed run's (written by a core test), against
+# the providers' SDK request types.
+STREAMED_BODIES := $(CARGO_TARGET_DIR)/spec-check/streamed
 spec-check:
-	tests/spec-check/run.sh tests/conformance
+	rm -rf $(STREAMED_BODIES)
+	TN_STREAMED_BODIES=$(STREAMED_BODIES) $(CARGO) test -q -p toolnexus --locked --test streaming streamed_request_bodies
+	tests/spec-check/run.sh tests/conformance $(STREAMED_BODIES)
 
 python-tests:
 	tests/postgres/with-postgres.sh bindings-python/test.sh

@@ -267,3 +267,58 @@ async fn a_cut_a_garbled_and_a_stalled_stream_are_typed_errors() {
     assert!(started.elapsed() < Duration::from_secs(3));
     assert_eq!(seen.kinds(), ["text", "text"], "the deltas before each failure still reached the host");
 }
+
+/// The bodies of streamed runs in both styles, a tool exchange included. With
+/// `TN_STREAMED_BODIES` set to a folder, each style's are written there as a scenario file, for
+/// `tests/spec-check` to validate against the SDKs' streaming request types (`make spec-check`).
+#[tokio::test]
+async fn streamed_request_bodies_ask_for_a_stream() {
+    let anthropic_call = vec![
+        data(
+            json!({"type": "message_start", "message": {"id": "m1", "role": "assistant", "usage": {"input_tokens": 4}}}),
+        ),
+        data(
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "add", "input": {}}}),
+        ),
+        data(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"a\": 1}"}}),
+        ),
+        data(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 2}})),
+    ];
+    let anthropic_text = vec![
+        data(
+            json!({"type": "message_start", "message": {"id": "m2", "role": "assistant", "usage": {"input_tokens": 9}}}),
+        ),
+        data(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+        data(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "one"}})),
+        data(json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}})),
+    ];
+    for (style, answers) in [
+        (Style::OpenAi, vec![openai_call("c1", "add"), openai_text(&["one"], 0)]),
+        (Style::Anthropic, vec![anthropic_call, anthropic_text]),
+    ] {
+        let (url, bodies) = sse_server(answers).await;
+        let c = Client::new(options(&url, style)).unwrap();
+        let tk = toolkit();
+        let seen = Seen::default();
+        let r =
+            c.run_input(RunInput { stream: Some(seen.to()), ..RunInput::prompt("add").toolkit(&tk) }).await.unwrap();
+        assert_eq!((r.status, r.text.as_str()), (RunStatus::Done, "one"), "{style:?}");
+        let bodies = bodies.lock().unwrap().clone();
+        assert_eq!(bodies.len(), 2);
+        for b in &bodies {
+            assert_eq!(b["stream"], true, "{b}");
+            if style == Style::OpenAi {
+                assert_eq!(b["stream_options"], json!({"include_usage": true}), "{b}");
+            }
+        }
+        if let Some(dir) = std::env::var_os("TN_STREAMED_BODIES") {
+            let name = if style == Style::OpenAi { "openai" } else { "anthropic" };
+            let requests: Vec<Value> = bodies.into_iter().map(|body| json!({"body": body})).collect();
+            let scenario = json!({"style": name, "steps": [{"expect": {"requests": requests}}]});
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = std::path::Path::new(&dir).join(format!("{name}-streamed.json"));
+            std::fs::write(path, serde_json::to_vec_pretty(&scenario).unwrap()).unwrap();
+        }
+    }
+}

@@ -4,7 +4,8 @@ Why: `tests/conformance/*.json` pins the exact bodies the engine sends, and `TOO
 rewrites them from whatever the engine does; a body a real provider would refuse must not pass
 because we wrote both sides. So each body is validated against a spec we did not write, the
 official SDKs' request TypedDicts (openai `CompletionCreateParamsNonStreaming`, anthropic
-`MessageCreateParamsNonStreaming`), plus provider rules the types cannot express (`semantic_errors`).
+`MessageCreateParamsNonStreaming`, and their `...Streaming` twins for a body with `stream: true`),
+plus provider rules the types cannot express (`semantic_errors`).
 
 How the types are applied (found empirically with the pinned pydantic, see requirements.txt):
 - `TypeAdapter(SomeTypedDict, config=...)` is refused ("type-adapter-config-unused"), so the root
@@ -17,7 +18,7 @@ How the types are applied (found empirically with the pinned pydantic, see requi
 - Strict mode works as is: strict `Iterable` accepts a JSON list (and any other iterable, which
   `consume` refuses), strict `float` accepts an int; `"5"` for an int or `1` for a bool fail.
 
-Usage: check_requests.py [SCENARIO_DIR]   (default: ../conformance beside this script)
+Usage: check_requests.py [SCENARIO_DIR ...]   (default: ../conformance beside this script)
 Steps and requests are numbered from 0, as in the file's `steps[N].expect.requests[M]`.
 """
 
@@ -29,14 +30,22 @@ import sys
 from pathlib import Path
 from typing import Any, List
 
-from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
-from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming, MessageCreateParamsStreaming
+from openai.types.chat.completion_create_params import (
+    CompletionCreateParamsNonStreaming,
+    CompletionCreateParamsStreaming,
+)
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 CONFIG = ConfigDict(strict=True, extra="forbid")
 ADAPTERS = {
     "openai": TypeAdapter(List[CompletionCreateParamsNonStreaming], config=CONFIG),
     "anthropic": TypeAdapter(List[MessageCreateParamsNonStreaming], config=CONFIG),
+}
+# A streamed request's types (`stream: Literal[True]`): the non-streaming ones refuse it.
+STREAMING = {
+    "openai": TypeAdapter(List[CompletionCreateParamsStreaming], config=CONFIG),
+    "anthropic": TypeAdapter(List[MessageCreateParamsStreaming], config=CONFIG),
 }
 MAX_ERRORS_SHOWN = 8
 
@@ -94,7 +103,8 @@ def readable(errors: list) -> list[str]:
 def type_errors(style: str, body: Any) -> list[str]:
     errors: list = []
     try:
-        validated = ADAPTERS[style].validate_python([body], strict=True)
+        adapters = STREAMING if isinstance(body, dict) and body.get("stream") is True else ADAPTERS
+        validated = adapters[style].validate_python([body], strict=True)
     except ValidationError as e:
         errors = [{**err, "loc": tuple(err["loc"])[1:]} for err in e.errors()]  # drop the List index
     else:
@@ -239,18 +249,19 @@ def check_file(path: Path, shown: str) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "conformance"
-    if not root.is_dir():
-        print(f"error: {root} is not a directory", file=sys.stderr)
-        return 2
-    files = sorted(root.rglob("*.json"))
-    if not files:
-        print(f"error: no *.json scenario files under {root}", file=sys.stderr)
-        return 2
+    roots = [Path(a) for a in argv[1:]] or [Path(__file__).resolve().parent.parent / "conformance"]
     checked = failed = 0
-    for f in files:
-        c, bad = check_file(f, str(f.relative_to(root)))
-        checked, failed = checked + c, failed + bad
+    for root in roots:
+        if not root.is_dir():
+            print(f"error: {root} is not a directory", file=sys.stderr)
+            return 2
+        files = sorted(root.rglob("*.json"))
+        if not files:
+            print(f"error: no *.json scenario files under {root}", file=sys.stderr)
+            return 2
+        for f in files:
+            c, bad = check_file(f, str(f.relative_to(root)))
+            checked, failed = checked + c, failed + bad
     print(f"{checked} requests checked, {failed} failed")
     return 1 if failed else 0
 
