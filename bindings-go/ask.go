@@ -77,6 +77,25 @@ func (c *Client) AskStream(ctx context.Context, prompt string, tk *Toolkit, id s
 	return result, streamErr
 }
 
+// AskParts is Ask with a prompt of content parts (see RunParts).
+func (c *Client) AskParts(ctx context.Context, parts []ContentPart, tk *Toolkit, id string) (RunResult, error) {
+	prompt, err := partsPrompt(parts)
+	if err != nil {
+		return RunResult{}, err
+	}
+	return c.run(ctx, tk, wireRunInput{Prompt: prompt, ID: &id})
+}
+
+// StreamParts is StreamWithID with a prompt of content parts (see RunParts); an empty id is a
+// stateless stream.
+func (c *Client) StreamParts(ctx context.Context, parts []ContentPart, tk *Toolkit, id string) (<-chan StreamEvent, error) {
+	prompt, err := partsPrompt(parts)
+	if err != nil {
+		return nil, err
+	}
+	return c.stream(ctx, tk, wireRunInput{Prompt: prompt, ID: &id})
+}
+
 // StreamWithID is Stream as the next turn of conversation id, remembered as Ask remembers
 // it (an empty id is Stream).
 func (c *Client) StreamWithID(ctx context.Context, prompt string, tk *Toolkit, id string) (<-chan StreamEvent, error) {

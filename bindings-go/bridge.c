@@ -53,6 +53,12 @@ static void generate_tr(void *ud, const char *request_json, uint64_t token) {
 /* Metric events go to the client's own handle (its OnMetric), not to a run. */
 static void on_metric_tr(void *ud, const char *event_json) { goOnMetric((uintptr_t)ud, (char *)event_json); }
 
+/* Warnings go to Go's standard logger, which belongs to no client or run. */
+static void on_warning_tr(void *ud, const char *warning_json) {
+  (void)ud;
+  goOnWarning((char *)warning_json);
+}
+
 static void done_tr(void *ud, int32_t status, const char *json) {
   goRunDone((uintptr_t)ud, status, (char *)json);
 }
@@ -87,6 +93,7 @@ static tn_callbacks client_callbacks(uint32_t wired, uint32_t hook_mask, uintptr
   cb.body_transform = (wired & TN_GO_BODY_TRANSFORM) ? body_transform_tr : NULL;
   cb.hook = hook_mask ? hook_tr : NULL;
   cb.hook_mask = hook_mask;
+  cb.on_warning = on_warning_tr;
   return cb;
 }
 

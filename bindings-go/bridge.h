@@ -37,7 +37,7 @@ int32_t tn_go_toolkit_create(const char *spec_json, uintptr_t tools, uint32_t wi
 /* tn_client_new with the Go trampolines named in `wired` and, when hook_mask is not 0, the
  * hook trampoline. Its callbacks serve the run of their token; only metric events, which
  * belong to the client, go to `on_metric` (a handle to its OnMetric, released through
- * goRelease with the client; 0: no sink). */
+ * goRelease with the client; 0: no sink). Warnings always go to goOnWarning. */
 int32_t tn_go_client_new(const char *options_json, uint32_t wired, uint32_t hook_mask, uintptr_t on_metric,
                          tn_client **out, char **error_out);
 

@@ -22,7 +22,9 @@ const (
 )
 
 // ClientOptions configures CreateClient. Zero values mean the defaults; every field reaches the
-// engine, which refuses a bad value by name.
+// engine, which refuses a bad value by name. What a run warns about (a tool's content part
+// sent as its text placeholder, said once per kind of part and client) goes to the standard
+// logger, as the Go port logs it.
 type ClientOptions struct {
 	// BaseURL is the provider's API root, e.g. https://api.openai.com/v1.
 	BaseURL string
@@ -229,6 +231,11 @@ func newEngineClient(o ClientOptions) (*C.tn_client, error) {
 	return out, nil
 }
 
+//export goOnWarning
+func goOnWarning(warningJSON *C.char) {
+	logWarnings("[" + C.GoString(warningJSON) + "]")
+}
+
 // logWarnings hands the engine's warnings (its `[{code, message}]` JSON) to the standard
 // logger, as the Go port logs its own.
 func logWarnings(warningsJSON string) {
@@ -274,6 +281,35 @@ func (c *Client) Run(ctx context.Context, prompt string, tk *Toolkit) (RunResult
 // the next user turn.
 func (c *Client) RunWithHistory(ctx context.Context, prompt string, tk *Toolkit, history []any) (RunResult, error) {
 	return c.run(ctx, tk, wireRunInput{Prompt: &prompt, History: history})
+}
+
+// RunParts is Run with a prompt of content parts (Text, File, Bytes, ...), in the order the
+// model is to read them. The first part that carries a constructor's error (Err) is returned
+// before anything is sent; so is a part the engine refuses (a *Error of KindContentPart, or
+// KindUnsupportedPart for one the provider's style cannot take).
+func (c *Client) RunParts(ctx context.Context, parts []ContentPart, tk *Toolkit) (RunResult, error) {
+	return c.RunPartsWithHistory(ctx, parts, tk, nil)
+}
+
+// RunPartsWithHistory is RunWithHistory with a prompt of content parts (see RunParts).
+func (c *Client) RunPartsWithHistory(ctx context.Context, parts []ContentPart, tk *Toolkit, history []any) (RunResult, error) {
+	prompt, err := partsPrompt(parts)
+	if err != nil {
+		return RunResult{}, err
+	}
+	return c.run(ctx, tk, wireRunInput{Prompt: prompt, History: history})
+}
+
+// partsPrompt is a prompt of parts as the run input carries it, or the first part's
+// constructor error.
+func partsPrompt(parts []ContentPart) ([]ContentPart, error) {
+	if err := firstPartErr(parts); err != nil {
+		return nil, err
+	}
+	if parts == nil {
+		return []ContentPart{}, nil // an empty prompt, not a missing one: the engine says what it makes of it
+	}
+	return parts, nil
 }
 
 // RunWithAnswer resumes a run that halted with Status "pending": history is its Messages,

@@ -171,6 +171,9 @@ func (ts *toolSet) outcome(sc *runScope, callJSON string) outcome {
 		result, err = tool.Execute(call.Args, tc)
 		return err
 	})
+	if err == nil {
+		err = firstPartErr(result.Parts)
+	}
 	if err != nil {
 		return reply(statusHost, err.Error())
 	}

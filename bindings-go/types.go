@@ -29,6 +29,10 @@ type ToolResult struct {
 	Output   string         `json:"output"`             // the text the model sees
 	IsError  bool           `json:"isError"`            // whether the tool failed
 	Metadata map[string]any `json:"metadata,omitempty"` // free-form; "pending" makes a suspension
+	// Parts are content parts beside Output (images, files, audio), sent where the provider's
+	// style can carry them and as a text placeholder where it cannot. A part that carries a
+	// constructor's error (Err) fails the call as a returned error does.
+	Parts []ContentPart `json:"parts,omitempty"`
 }
 
 // ToolContext is what a tool is told about the call it serves.

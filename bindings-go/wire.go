@@ -14,6 +14,7 @@ type wireToolResult struct {
 	Output   string         `json:"output"`
 	IsError  bool           `json:"is_error"`
 	Metadata map[string]any `json:"metadata,omitempty"`
+	Parts    []ContentPart  `json:"parts,omitempty"`
 }
 
 // The conversions below are plain type conversions: the field lists match, only the JSON
@@ -162,11 +163,12 @@ func (w wireRunResult) toResult() RunResult {
 	}
 }
 
-// wireRunInput is tn_client_run_async's input_json: a prompt (with optional history) or a
-// resume (history, pending, answer); with an id, a turn of that stored conversation.
+// wireRunInput is tn_client_run_async's input_json: a prompt (a *string or []ContentPart,
+// with optional history) or a resume (history, pending, answer); with an id, a turn of that
+// stored conversation.
 type wireRunInput struct {
 	ID      *string  `json:"id,omitempty"`
-	Prompt  *string  `json:"prompt,omitempty"`
+	Prompt  any      `json:"prompt,omitempty"`
 	History []any    `json:"history,omitempty"`
 	Pending *Request `json:"pending,omitempty"`
 	Answer  *Answer  `json:"answer,omitempty"`

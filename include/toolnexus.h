@@ -228,8 +228,11 @@ typedef void (*tn_generate_fn)(void *user_data,
 
 // Runs a tool: `call_json` is `{"name", "args", "call_id", "host_ref"?, "answer"?,
 // "timeout_ms"?}` (`host_ref` when the tool was declared with one).
-// Complete with a ToolResult JSON `{"output", "is_error", "metadata"?}`, or with an error
-// status and a message (the model then sees an error result with that message).
+// Complete with a ToolResult JSON `{"output", "is_error", "metadata"?, "parts"?}`, or with an
+// error status and a message (the model then sees an error result with that message).
+// `parts` are content parts in the canonical form (see `tn_part_build`), sent beside the
+// output where the provider's style can carry them; a part that is not valid makes the
+// result an error saying why.
 typedef void (*tn_tool_fn)(void *user_data,
                            const char *call_json,
                            uint64_t token);
@@ -461,6 +464,36 @@ int32_t tn_client_new_in_process(const char *options_json,
                                  tn_generate_fn generate,
                                  struct tn_client **out,
                                  char **error_out);
+
+// Makes a content part (SPEC §1B) and writes it to `*part_out` in the canonical form,
+// `{"type", "mimeType", "data"?, "url"?, "name"?}` (the form a prompt's parts and a tool
+// result's `"parts"` take). `spec_json` is an object; its keys (snake_case or camelCase):
+// - `source`: a path (read now; the part never holds it), a `data:` URL (base64 only) or an
+//   `http(s)://` URL (kept as `url`). Without it, the `bytes_len` bytes at `bytes` are the
+//   content; with it, `bytes_len` must be 0. `bytes` may be NULL when `bytes_len` is 0.
+// - `file_name`: with bytes, the name (a path) of the file they were read from; the MIME
+//   type and the part's name come from it as from a path.
+// - `type`: `image`, `file` or `audio`; absent, the MIME type's: `image/*` an image,
+//   `audio/*` audio, anything else a file.
+// - `mime_type`: wins over the extension's; required for bytes without `file_name`, a path
+//   or URL whose extension is not in the media table.
+// - `name`: wins over the file's base name.
+// - `max_part_bytes`: the most decoded bytes the part may hold (absent: no limit here; a
+//   client checks its own `max_part_bytes` when it sends the part).
+//
+// A part that cannot be made (an unknown extension, an unreadable file, a `data:` URL that
+// is not base64, too many bytes) is `TN_ERR_CONTENT_PART` with upstream's message; a
+// malformed spec is `TN_ERR_INVALID_ARGUMENT`. Reads a file when `source` is a path, and
+// never blocks otherwise. Added in ABI version 4.
+//
+// # Safety
+// `bytes` is NULL or points to `bytes_len` readable bytes; other pointers as documented;
+// `part_out` must be writable.
+int32_t tn_part_build(const char *spec_json,
+                      const uint8_t *bytes,
+                      size_t bytes_len,
+                      char **part_out,
+                      char **error_out);
 
 // Lists the skills of `options_json` (upstream's `list_skills` options: `dirs`, `skills`)
 // without exposing any, to author a filter from: writes `{"skills": [SkillInfo], "skipped":

@@ -21,8 +21,11 @@ use crate::status::{kind_of, TN_ERR_HOST, TN_OK};
 
 /// Runs a tool: `call_json` is `{"name", "args", "call_id", "host_ref"?, "answer"?,
 /// "timeout_ms"?}` (`host_ref` when the tool was declared with one).
-/// Complete with a ToolResult JSON `{"output", "is_error", "metadata"?}`, or with an error
-/// status and a message (the model then sees an error result with that message).
+/// Complete with a ToolResult JSON `{"output", "is_error", "metadata"?, "parts"?}`, or with an
+/// error status and a message (the model then sees an error result with that message).
+/// `parts` are content parts in the canonical form (see `tn_part_build`), sent beside the
+/// output where the provider's style can carry them; a part that is not valid makes the
+/// result an error saying why.
 pub type tn_tool_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, call_json: *const c_char, token: u64)>;
 
 /// Resolves a suspension inline: `request_json` is the Request. Complete with an Answer JSON,

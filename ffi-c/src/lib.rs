@@ -10,6 +10,7 @@ mod guard;
 mod handles;
 mod host;
 mod in_process;
+mod parts;
 mod runtime;
 mod source_parts;
 mod sources;
@@ -34,6 +35,7 @@ pub use host::{
     tn_transport_fn, tn_wait_for_fn, TN_HOOK_AFTER_LLM, TN_HOOK_AFTER_TOOL, TN_HOOK_BEFORE_LLM, TN_HOOK_BEFORE_TOOL,
 };
 pub use in_process::tn_client_new_in_process;
+pub use parts::tn_part_build;
 pub use source_parts::{
     tn_elicit_result, tn_elicitation_request, tn_expand_env_headers, tn_mcp_config_servers, tn_mcp_exposed_tools,
     tn_mcp_list_tools, tn_skill_texts, tn_skills_list, tn_toolkit_skills,

@@ -1,6 +1,7 @@
-/* Content parts (ABI version 4): a prompt of parts, a tool's parts moved into one user message
- * for an OpenAI-style provider, a part over max_part_bytes refused before any request, and a
- * placeholder warned about once through on_warning. Run under valgrind and ASan/UBSan by
+/* Content parts (ABI version 4): parts made by tn_part_build from a path, bytes, a read file and
+ * URLs, a prompt of parts, a tool's parts moved into one user message for an OpenAI-style
+ * provider, a part over max_part_bytes refused before any request, and a placeholder warned
+ * about once through on_warning. Run under valgrind and ASan/UBSan by
  * `make c-tests`. */
 #include "support.h" /* first: it sets the feature macros */
 
@@ -52,7 +53,92 @@ static int run(tn_client *c, tn_toolkit *tk, const char *input, char **err) {
   return st;
 }
 
+/* tn_part_build's status for spec and bytes; on TN_OK *part is the part, else *err the error. */
+static int build(const char *spec, const char *bytes, size_t len, tj **part, char **err) {
+  char *out = NULL;
+  *err = NULL;
+  int st = tn_part_build(spec, (const uint8_t *)bytes, len, &out, err);
+  *part = st == TN_OK ? tj_parse(out) : NULL;
+  tn_string_free(out);
+  return st;
+}
+
+static void part_builds(void) {
+  tj *p = NULL;
+  char *err = NULL;
+  char path[] = "/tmp/tn_parts_XXXXXX.png";
+  int fd = mkstemps(path, 4);
+  static const char png[] = {(char)0x89, 'P', 'N', 'G'};
+  CHECK(fd >= 0 && write(fd, png, sizeof png) == (ssize_t)sizeof png, "fixture written");
+  close(fd);
+
+  char spec[256];
+  snprintf(spec, sizeof spec, "{\"source\":\"%s\"}", path);
+  CHECK(build(spec, NULL, 0, &p, &err) == TN_OK && strcmp(jstr(p, "type"), "image") == 0 &&
+            strcmp(jstr(p, "mimeType"), "image/png") == 0 && strcmp(jstr(p, "data"), "iVBORw==") == 0 &&
+            strcmp(jstr(p, "name"), path + 5) == 0 && tj_get(p, "url") == NULL,
+        "a path is read and never kept: %s", err ? err : "");
+  tj_free(p);
+  unlink(path);
+  CHECK(build(spec, NULL, 0, &p, &err) == TN_ERR_CONTENT_PART && strstr(err, "cannot read"), "a missing file: %s",
+        err ? err : "");
+  tn_string_free(err);
+
+  CHECK(build("{\"mimeType\":\"audio/ogg\"}", "foo", 3, &p, &err) == TN_OK && strcmp(jstr(p, "type"), "audio") == 0 &&
+            strcmp(jstr(p, "data"), "Zm9v") == 0 && tj_get(p, "name") == NULL,
+        "bytes, typed by their mime: %s", err ? err : "");
+  tj_free(p);
+  CHECK(build("{\"file_name\":\"/x/report.pdf\"}", "foo", 3, &p, &err) == TN_OK &&
+            strcmp(jstr(p, "type"), "file") == 0 && strcmp(jstr(p, "mimeType"), "application/pdf") == 0 &&
+            strcmp(jstr(p, "name"), "report.pdf") == 0,
+        "bytes read from a named file: %s", err ? err : "");
+  tj_free(p);
+  CHECK(build("{\"type\":\"image\",\"source\":\"data:image/gif;base64,Zm9v\",\"name\":\"g\"}", NULL, 0, &p, &err) ==
+                TN_OK &&
+            strcmp(jstr(p, "mimeType"), "image/gif") == 0 && strcmp(jstr(p, "data"), "Zm9v") == 0 &&
+            strcmp(jstr(p, "name"), "g") == 0,
+        "a data: URL is parsed: %s", err ? err : "");
+  tj_free(p);
+  CHECK(build("{\"source\":\"https://x.test/a.pdf\"}", NULL, 0, &p, &err) == TN_OK &&
+            strcmp(jstr(p, "url"), "https://x.test/a.pdf") == 0 && tj_get(p, "data") == NULL,
+        "an https URL is kept: %s", err ? err : "");
+  tj_free(p);
+
+  struct {
+    const char *spec, *bytes;
+    size_t len;
+    int status;
+    const char *message;
+  } refused[] = {
+      {"{\"mime_type\":\"image/png\",\"max_part_bytes\":2}", "foo", 3, TN_ERR_CONTENT_PART,
+       "content part is 3 decoded bytes, over the maxPartBytes limit of 2"},
+      {"{}", "foo", 3, TN_ERR_CONTENT_PART, "mime_type is required when building a part from bytes"},
+      {"{\"source\":\"thing.xyz\"}", NULL, 0, TN_ERR_CONTENT_PART, "unknown file extension \".xyz\""},
+      {"{\"source\":\"data:image/png,abc\"}", NULL, 0, TN_ERR_CONTENT_PART, "only base64 data: URLs are supported"},
+      {"{\"type\":\"video\",\"mime_type\":\"video/mp4\"}", "x", 1, TN_ERR_CONTENT_PART,
+       "unknown content part type \"video\""},
+      {"{\"source\":\"a.png\"}", "x", 1, TN_ERR_INVALID_ARGUMENT, "not both"},
+      {"{\"mime\":\"image/png\"}", "x", 1, TN_ERR_INVALID_ARGUMENT, "unknown part key \"mime\""},
+      {"[]", NULL, 0, TN_ERR_INVALID_ARGUMENT, "part must be an object"},
+      {"{\"mime_type\":\"image/png\"}", NULL, 4, TN_ERR_INVALID_ARGUMENT, "bytes is NULL but bytes_len is not 0"},
+      {"not json", NULL, 0, TN_ERR_INVALID_ARGUMENT, "spec_json is not valid JSON"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    int st = build(refused[i].spec, refused[i].bytes, refused[i].len, &p, &err);
+    tj *e = tj_parse(err ? err : "{}");
+    const char *message = jstr(e, "message");
+    CHECK(st == refused[i].status && message && strstr(message, refused[i].message), "%s: status %d, %s",
+          refused[i].spec, st, err ? err : "");
+    tj_free(e);
+    tn_string_free(err);
+  }
+  CHECK(tn_part_build("{\"mime_type\":\"image/png\"}", (const uint8_t *)"x", 1, NULL, &err) == TN_ERR_INVALID_ARGUMENT, "part_out NULL");
+  tn_string_free(err);
+  CHECK(tn_part_build(NULL, NULL, 0, NULL, NULL) == TN_ERR_INVALID_ARGUMENT, "spec_json NULL, no error_out");
+}
+
 int main(void) {
+  part_builds();
   char *err = NULL;
   tn_toolkit *tk = NULL;
   tn_toolkit_new("[{\"name\":\"shot\"},{\"name\":\"mic\"}]", tool, NULL, NULL, &tk, NULL);

@@ -13,6 +13,7 @@
   `:invalid_argument`, `:conflict`, `:store`, ...), plus `:status` and `:body` for HTTP
   errors."
   (:require [clojure.string :as str]
+            [toolnexus.content :as content]
             [toolnexus.impl.convert :as convert]
             [toolnexus.impl.error :as error]
             [toolnexus.impl.ffi :as ffi]
@@ -289,7 +290,11 @@
     (finish outcome)))
 
 (defn run
-  "Runs the tool-calling loop for `prompt` and blocks until it ends. `ctx` is
+  "Runs the tool-calling loop for `prompt` and blocks until it ends. `prompt` is a string or a
+  vector of content parts (`toolnexus.content`; a string item is a text part), in the order
+  the model is to read them; an error part among them throws ex-info of kind
+  `:content_part` before anything is sent, as does a part the engine refuses (or
+  `:unsupported_part`, for one the provider's style cannot take). `ctx` is
   `{:toolkit tk :history [messages...] :conversation-id id}` (all optional; `:history` is a
   prior transcript in the provider's message shape, e.g. the `:messages` of an earlier
   result; `:conversation-id` makes the run the next turn of that conversation in the client's
@@ -307,6 +312,8 @@
        (throw (ex-info (str "toolnexus: unsupported run option(s) " (vec unknown)
                             "; known: :toolkit :history :conversation-id")
                        {:kind :invalid_argument :options (vec unknown)}))))
+   (when-let [bad (content/first-error prompt)]
+     (throw (error/ex {:kind "content_part" :code (ffi/status :content_part) :message (:error bad)})))
    (run-input client (:toolkit ctx) (cond-> {:prompt prompt}
                                       (some? (:history ctx)) (assoc :history (:history ctx))
                                       (some? (:conversation-id ctx)) (assoc :id (:conversation-id ctx))))))

@@ -1,7 +1,7 @@
 (ns toolnexus.tool
   "Tools and toolkits, as in the Clojure port: a tool is a plain map
   `{:name :description :input-schema :source :execute}` whose `:execute` returns a ToolResult
-  `{:output :isError :metadata?}`; a toolkit is the set of tools one run may call.
+  `{:output :isError :metadata? :parts?}` (`:parts`: content parts, see `with-parts`); a toolkit is the set of tools one run may call.
 
   A toolkit also holds its libtoolnexus handle (under `:toolnexus.tool/native`), made when the
   toolkit is built and released when the map is no longer reachable: build toolkits with
@@ -60,6 +60,12 @@
   ([output metadata]
    (cond-> {:output (str output) :isError true}
      metadata (assoc :metadata metadata))))
+
+(defn with-parts
+  "`result` carrying content `parts` (`toolnexus.content`) beside its text; none leaves it
+  as it was."
+  [result parts]
+  (if (seq parts) (assoc result :parts (vec parts)) result))
 
 (defn ^:no-doc declaration
   "How tool `t` is declared to the engine: an HTTP tool (`toolnexus.http/http-tool`) as

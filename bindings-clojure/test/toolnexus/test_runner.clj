@@ -10,7 +10,8 @@
     toolnexus.options-test
     toolnexus.conformance-test
     toolnexus.sources-test
-    toolnexus.translate-test])
+    toolnexus.translate-test
+    toolnexus.content-test])
 
 (defn -main [& args]
   (let [nss (if (seq args) (mapv symbol args) default-namespaces)]

@@ -6,7 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::{decoded_len, max_part_bytes, part_error, too_large, MEDIA_KINDS, MEDIA_TYPES};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::spec_json::Fields;
 
 /// Where a part's content comes from.
 pub enum PartSource {
@@ -76,18 +77,30 @@ fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// Makes a `kind` part (`image`, `file` or `audio`) from `source`. `mime` overrides the
-/// extension's type; `name` the file's base name; `limit` the process-wide
-/// [`super::set_max_part_bytes`] (decoded bytes, checked here as a fast failure; the client
-/// checks every part again when it sends it).
+/// The part type of a MIME type, as the JS, Go and Clojure ports type a part they are given no
+/// type for: `image/*` an image, `audio/*` audio, anything else a file.
+pub fn kind_for_mime(mime: &str) -> &'static str {
+    if mime.starts_with("image/") {
+        "image"
+    } else if mime.starts_with("audio/") {
+        "audio"
+    } else {
+        "file"
+    }
+}
+
+/// Makes a `kind` part (`image`, `file` or `audio`) from `source`; with no `kind`, its type
+/// is its MIME type's ([`kind_for_mime`]). `mime` overrides the extension's type; `name` the
+/// file's base name; `limit` the process-wide [`super::set_max_part_bytes`] (decoded bytes,
+/// checked here as a fast failure; the client checks every part again when it sends it).
 pub fn build_part(
-    kind: &str,
+    kind: Option<&str>,
     source: PartSource,
     mime: Option<&str>,
     name: Option<&str>,
     limit: Option<u64>,
 ) -> Result<Value> {
-    if !MEDIA_KINDS.contains(&kind) {
+    if let Some(kind) = kind.filter(|k| !MEDIA_KINDS.contains(k)) {
         return Err(part_error(format!("unknown content part type \"{kind}\"")));
     }
     let mime = mime.filter(|m| !m.is_empty());
@@ -144,6 +157,7 @@ pub fn build_part(
             (mime, Some(base64(&bytes)), None, Some(name))
         }
     };
+    let kind = kind.unwrap_or_else(|| kind_for_mime(&mime));
     let mut out = Map::new();
     out.insert("type".into(), Value::String(kind.into()));
     out.insert("mimeType".into(), Value::String(mime));
@@ -157,6 +171,36 @@ pub fn build_part(
         out.insert("name".into(), Value::String(n));
     }
     Ok(Value::Object(out))
+}
+
+/// The keys [`build_part_from_json`] reads (camelCase spellings are accepted too).
+pub const PART_SPEC_KEYS: [&str; 6] = ["type", "source", "file_name", "mime_type", "name", "max_part_bytes"];
+
+/// [`build_part`] from a JSON spec, for hosts that hand over plain data (the C ABI): `source`
+/// (a path, a `data:` URL or an `http(s)://` URL), else `bytes` are the content, and
+/// `file_name` the name of the file they were read from; `type`, `mime_type`, `name` and
+/// `max_part_bytes` as [`build_part`] takes them. A spec that is not an object, an unknown or
+/// mistyped key, and a `source` given with bytes are [`crate::ErrorKind::InvalidArgument`]
+/// errors.
+pub fn build_part_from_json(spec: &Value, bytes: &[u8]) -> Result<Value> {
+    let f = Fields::new("part", spec, &PART_SPEC_KEYS, true)?;
+    let file_name = f.string("file_name")?;
+    let source = match f.string("source")? {
+        Some(_) if !bytes.is_empty() => {
+            return Err(Error::invalid("a part is made from a source or from bytes, not both"))
+        }
+        Some(_) if file_name.is_some() => {
+            return Err(Error::invalid(format!("{} only goes with bytes", f.named("file_name"))))
+        }
+        Some(s) => PartSource::Text(s),
+        None => match file_name {
+            Some(name) => PartSource::Read { bytes: bytes.to_vec(), name: Some(name) },
+            None => PartSource::Bytes(bytes.to_vec()),
+        },
+    };
+    let kind = f.string("type")?;
+    let (mime, name) = (f.string("mime_type")?, f.string("name")?);
+    build_part(kind.as_deref(), source, mime.as_deref(), name.as_deref(), f.count("max_part_bytes")?)
 }
 
 #[cfg(test)]
@@ -183,28 +227,76 @@ mod tests {
 
     #[test]
     fn every_source_becomes_a_canonical_part() {
-        let b = build_part("image", PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, None).unwrap();
+        let b = build_part(Some("image"), PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, None).unwrap();
         assert_eq!(b, json!({"type": "image", "mimeType": "image/png", "data": "Zm9v"}));
         let msg = |r: Result<Value>| r.unwrap_err().message().to_string();
         assert_eq!(
-            msg(build_part("image", PartSource::Bytes(vec![1]), None, None, None)),
+            msg(build_part(Some("image"), PartSource::Bytes(vec![1]), None, None, None)),
             "mime_type is required when building a part from bytes"
         );
-        let d = build_part("image", PartSource::Text("data:image/gif;base64,Zm9v".into()), None, None, None).unwrap();
+        let d =
+            build_part(Some("image"), PartSource::Text("data:image/gif;base64,Zm9v".into()), None, None, None).unwrap();
         assert_eq!(d, json!({"type": "image", "mimeType": "image/gif", "data": "Zm9v"}));
         assert_eq!(
-            msg(build_part("image", PartSource::Text("data:image/png,abc".into()), None, None, None)),
+            msg(build_part(Some("image"), PartSource::Text("data:image/png,abc".into()), None, None, None)),
             "only base64 data: URLs are supported"
         );
-        let u = build_part("file", PartSource::Text("https://x/y.pdf".into()), None, None, None).unwrap();
+        let u = build_part(Some("file"), PartSource::Text("https://x/y.pdf".into()), None, None, None).unwrap();
         assert_eq!(u, json!({"type": "file", "mimeType": "application/pdf", "url": "https://x/y.pdf"}));
         assert_eq!(
-            msg(build_part("image", PartSource::Text("thing.xyz".into()), None, None, None)),
+            msg(build_part(Some("image"), PartSource::Text("thing.xyz".into()), None, None, None)),
             "unknown file extension \".xyz\" — pass an explicit mime_type"
         );
         let r = PartSource::Read { bytes: b"foo".to_vec(), name: Some("/tmp/a.webp".into()) };
-        assert_eq!(build_part("image", r, None, None, None).unwrap()["name"], "a.webp");
-        let e = build_part("image", PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, Some(2));
+        assert_eq!(build_part(Some("image"), r, None, None, None).unwrap()["name"], "a.webp");
+        let e = build_part(Some("image"), PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, Some(2));
         assert_eq!(msg(e), "content part is 3 decoded bytes, over the maxPartBytes limit of 2");
+    }
+
+    #[test]
+    fn a_json_spec_names_what_is_wrong() {
+        let build = |spec: Value, bytes: Option<&[u8]>| build_part_from_json(&spec, bytes.unwrap_or_default());
+        let msg = |r: Result<Value>| r.unwrap_err().message().to_string();
+        assert_eq!(
+            build(json!({"mimeType": "image/png", "maxPartBytes": 3}), Some(b"foo")).unwrap(),
+            json!({"type": "image", "mimeType": "image/png", "data": "Zm9v"})
+        );
+        let read = build(json!({"file_name": "/tmp/doc.pdf"}), Some(b"foo")).unwrap();
+        assert_eq!(read, json!({"type": "file", "mimeType": "application/pdf", "data": "Zm9v", "name": "doc.pdf"}));
+        let typed = build(json!({"type": "image", "source": "https://x/a.pdf"}), None).unwrap();
+        assert_eq!(typed["type"], "image");
+        assert_eq!(
+            msg(build(json!({"source": "a.png"}), Some(b"x"))),
+            "a part is made from a source or from bytes, not both"
+        );
+        assert_eq!(msg(build(json!({}), None)), "mime_type is required when building a part from bytes");
+        assert_eq!(
+            msg(build(json!({"source": "a.png", "fileName": "b.png"}), None)),
+            "part key \"fileName\" only goes with bytes"
+        );
+        assert_eq!(msg(build(json!({"mime": "image/png"}), Some(b"x"))), "unknown part key \"mime\"");
+        assert_eq!(
+            msg(build(json!({"mime_type": 1}), Some(b"x"))),
+            "part key \"mime_type\" must be a string, got number"
+        );
+        assert_eq!(msg(build(json!([]), Some(b"x"))), "part must be an object, got array");
+        let over = build(json!({"mime_type": "image/png", "max_part_bytes": 2}), Some(b"foo"));
+        assert_eq!(over.unwrap_err().kind(), crate::ErrorKind::ContentPart);
+    }
+
+    #[test]
+    fn with_no_type_the_mime_types_the_part() {
+        let typed =
+            |mime: &str| build_part(None, PartSource::Bytes(vec![1]), Some(mime), None, None).unwrap()["type"].clone();
+        assert_eq!(typed("image/heic"), "image");
+        assert_eq!(typed("audio/ogg"), "audio");
+        assert_eq!(typed("application/pdf"), "file");
+        assert_eq!(typed("text/plain"), "file");
+        let u = build_part(None, PartSource::Text("https://x/a.mp3".into()), None, None, None).unwrap();
+        assert_eq!(u, json!({"type": "audio", "mimeType": "audio/mpeg", "url": "https://x/a.mp3"}));
+        assert_eq!(
+            build_part(Some("video"), PartSource::Bytes(vec![1]), Some("video/mp4"), None, None).unwrap_err().message(),
+            "unknown content part type \"video\""
+        );
     }
 }

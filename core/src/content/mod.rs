@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use serde_json::{json, Map, Value};
 
 pub(crate) use build::media_type;
-pub use build::{base64, build_part, PartSource};
+pub use build::{base64, build_part, build_part_from_json, kind_for_mime, PartSource, PART_SPEC_KEYS};
 pub use encode::encode_part;
 
 use crate::error::{Error, ErrorKind, Result};

@@ -5,19 +5,21 @@
   (:require [clojure.string :as str]))
 
 (defn tool-result->wire
-  "A Clojure ToolResult `{:output :isError :metadata?}` as the engine's
-  `{output, is_error, metadata?}`. `:is_error` is read too, for a result that went through
-  JSON on its way back."
+  "A Clojure ToolResult `{:output :isError :metadata? :parts?}` as the engine's
+  `{output, is_error, metadata?, parts?}`. `:is_error` is read too, for a result that went
+  through JSON on its way back."
   [r]
   (cond-> {:output (str (:output r))
            :is_error (boolean (if (contains? r :isError) (:isError r) (:is_error r)))}
-    (some? (:metadata r)) (assoc :metadata (:metadata r))))
+    (some? (:metadata r)) (assoc :metadata (:metadata r))
+    (seq (:parts r)) (assoc :parts (vec (:parts r)))))
 
 (defn wire->tool-result
-  "The engine's ToolResult as the Clojure port's `{:output :isError :metadata?}`."
+  "The engine's ToolResult as the Clojure port's `{:output :isError :metadata? :parts?}`."
   [m]
   (cond-> {:output (:output m) :isError (boolean (:is_error m))}
-    (contains? m :metadata) (assoc :metadata (:metadata m))))
+    (contains? m :metadata) (assoc :metadata (:metadata m))
+    (seq (:parts m)) (assoc :parts (:parts m))))
 
 (defn- tool-call-record [m]
   {:name (:name m)

@@ -128,8 +128,9 @@
   `(f args ctx)` whenever a ctx is given. In a run the first execution has no ctx, even though
   the engine tells it the call id and the time left. A tool with only a 1-arity that gets a
   ctx throws an ArityException, which becomes an error result like any other. Returns
-  `[status payload]`: a thrown exception becomes an error status with its message, which the
-  engine feeds back to the model as an error result."
+  `[status payload]`: a thrown exception, or a result carrying an error part
+  (`toolnexus.content`), becomes an error status with its message, which the engine feeds
+  back to the model as an error result."
   [t call]
   (try
     (let [f (:execute t)
@@ -139,9 +140,16 @@
               (f args (cond-> {:call-id (or direct-id call_id)}
                         (some? answer) (assoc :answer answer)
                         timeout_ms (assoc :timeout-ms timeout_ms)))
-              (f args))]
-      (if (map? r)
+              (f args))
+          bad-part (when (map? r) (first (filter #(= "error" (:type %)) (:parts r))))]
+      (cond
+        bad-part
+        [(ffi/status :host) (:error bad-part)]
+
+        (map? r)
         [ffi/ok (json/write-str (convert/tool-result->wire r))]
+
+        :else
         [(ffi/status :host) (str "tool " (:name call) " returned " (if (nil? r) "nil" (.getName (class r)))
                            ", not a ToolResult (use toolnexus.tool/success or failure)")]))
     (catch Throwable e
@@ -356,6 +364,15 @@
           (try (binding [*out* *err*] (println (str "WARNING: toolnexus: :on-metric threw: " (message e))))
                (catch Throwable _ nil)))))))
 
+(defonce on-warning-callback
+  ;; What a run warns about (a tool's content part sent as its text placeholder, once per kind
+  ;; of part and client), printed as the port prints it: on *out*, the engine's message
+  ;; starting "[toolnexus]".
+  (reify MetricCallback
+    (invoke [_ _ warning]
+      (try (println (:message (json/read-str (ffi/read-string-at warning))))
+           (catch Throwable _ nil)))))
+
 (defonce free-callback
   (reify FreeCallback
     (invoke [_ user-data]
@@ -367,7 +384,7 @@
   (let [init (CallbackThreadInitializer. true false "toolnexus-callback")]
     (doseq [cb [tool-callback wait-for-callback transport-callback on-error-callback hook-callback
                 toolkit-wait-for-callback skill-provider-callback on-metric-callback generate-callback
-                store-callback]]
+                store-callback on-warning-callback]]
       (Native/setCallbackThreadInitializer cb init))
     true))
 
@@ -380,7 +397,7 @@
   "A `tn_callbacks` for a client entry, laid out as the header declares it: nine pointers and
   a uint32 (`hook_mask`, padded to a pointer) in this order: user_data, free_user_data,
   wait_for, transport, hook, hook_mask, on_error, body_transform (left NULL: the Clojure port
-  has no body transform), on_metric, on_warning (left NULL: the port has no warning channel)."
+  has no body transform), on_metric, on_warning (always: printed, see on-warning-callback)."
   ^Memory [^Pointer user-data entry]
   (let [p Native/POINTER_SIZE
         m (doto (Memory. (* 10 p)) (.clear))
@@ -395,6 +412,7 @@
       (.setInt m (* 5 p) (int mask)))
     (when (:on-error entry) (.setPointer m (* 6 p) (fp on-error-callback)))
     (when (:on-metric entry) (.setPointer m (* 8 p) (fp on-metric-callback)))
+    (.setPointer m (* 9 p) (fp on-warning-callback))
     m))
 
 (defn toolkit-callbacks-struct
