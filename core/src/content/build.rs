@@ -1,12 +1,15 @@
-//! Making a part at the edge (`image`, `file`, `audio` in the ports): from bytes, from what a
-//! host read out of a file-like object, or from a string that is a `data:` URL, an `http(s)://`
-//! URL or a filesystem path. A path is read here and never kept; the MIME type comes from the
-//! extension table or the caller, never from sniffing.
+//! Making a part at the edge: from bytes, from what a host read out of a file-like object or a
+//! JS `Blob`, or from a string that is a `data:` URL, an `http(s)://` URL or a filesystem path.
+//! A path is read here and never kept; the MIME type comes from the caller, the source's own
+//! declaration (a `Blob`'s `type`) or the extension table, never from sniffing. The part type
+//! is the caller's (`image`, `file`, `audio` in the Python port) or follows the MIME type (the
+//! JS port's `attach`: [`build_part_by_mime`]).
 
 use serde_json::{Map, Value};
 
 use super::{decoded_len, max_part_bytes, part_error, too_large, MEDIA_KINDS, MEDIA_TYPES};
 use crate::error::Result;
+use crate::spec_json::Fields;
 
 /// Where a part's content comes from.
 pub enum PartSource {
@@ -19,8 +22,63 @@ pub enum PartSource {
         /// Its name (a path), if it has one: the MIME type and base name come from it.
         name: Option<String>,
     },
-    /// A `data:` URL, an `http(s)://` URL, or a path.
+    /// The content of a container that declares its type and may have a name (a JS `Blob` or
+    /// `File`): the declared type, when not empty, is the MIME type; else the name's extension.
+    Typed {
+        /// Its whole content.
+        bytes: Vec<u8>,
+        /// The type it declares (`""` or `None`: none).
+        mime: Option<String>,
+        /// Its file name, if it has one.
+        name: Option<String>,
+    },
+    /// A `data:` URL, an `http(s)://` URL, or a path: which one is told by its start.
     Text(String),
+    /// A filesystem path, whatever it starts with.
+    Path(String),
+    /// A `data:` URL (anything else is an error).
+    DataUrl(String),
+    /// An `http://` or `https://` URL, kept as the part's `url` (anything else is an error).
+    Url(String),
+}
+
+/// The part type for a MIME type, as the JS port's `attach` gives it: `image/*` is `image`,
+/// `audio/*` is `audio`, anything else is `file`.
+pub fn kind_for_mime(mime: &str) -> &'static str {
+    if mime.starts_with("image/") {
+        "image"
+    } else if mime.starts_with("audio/") {
+        "audio"
+    } else {
+        "file"
+    }
+}
+
+/// How a part is made besides its source: the JS port's `AttachOptions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartOptions {
+    /// The MIME type, over the extension table's (required for bytes).
+    pub mime_type: Option<String>,
+    /// The part's `name`, over the file's base name.
+    pub name: Option<String>,
+    /// A size limit in decoded bytes, over the process-wide one.
+    pub max_part_bytes: Option<u64>,
+}
+
+impl PartOptions {
+    /// The options from JSON (`{mimeType?, name?, maxPartBytes?}`, or their snake_case
+    /// spelling; `null` for none). An unknown key is an error.
+    pub fn from_json(v: &Value) -> Result<PartOptions> {
+        if v.is_null() {
+            return Ok(PartOptions::default());
+        }
+        let f = Fields::new("part option", v, &["mime_type", "name", "max_part_bytes"], true)?;
+        Ok(PartOptions {
+            mime_type: f.string("mime_type")?,
+            name: f.string("name")?,
+            max_part_bytes: f.count("max_part_bytes")?,
+        })
+    }
 }
 
 /// Standard base64 (RFC 4648 §4, padded).
@@ -43,14 +101,14 @@ pub fn base64(bytes: &[u8]) -> String {
 
 /// The extension of `path` as Python's `splitext` gives it: after the last dot of the last
 /// component, unless that dot starts the name; lower-cased.
-pub(crate) fn extension(path: &str) -> Option<String> {
+pub fn extension(path: &str) -> Option<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem_start = name.len() - name.trim_start_matches('.').len();
     name[stem_start..].rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase())
 }
 
 /// The (MIME type, part type) of a media file by its extension.
-pub(crate) fn media_type(path: &str) -> Option<(&'static str, &'static str)> {
+pub fn media_type(path: &str) -> Option<(&'static str, &'static str)> {
     let ext = extension(path)?;
     MEDIA_TYPES.iter().find(|(e, _, _)| *e == ext).map(|(_, mime, kind)| (*mime, *kind))
 }
@@ -90,8 +148,31 @@ pub fn build_part(
     if !MEDIA_KINDS.contains(&kind) {
         return Err(part_error(format!("unknown content part type \"{kind}\"")));
     }
+    build(Some(kind), source, mime, name, limit)
+}
+
+/// Makes a part from `source` whose type follows its MIME type ([`kind_for_mime`]), as the JS
+/// port's `attach` and `from*` do; otherwise as [`build_part`].
+pub fn build_part_by_mime(source: PartSource, opts: &PartOptions) -> Result<Value> {
+    build(None, source, opts.mime_type.as_deref(), opts.name.as_deref(), opts.max_part_bytes)
+}
+
+fn build(
+    kind: Option<&str>,
+    source: PartSource,
+    mime: Option<&str>,
+    name: Option<&str>,
+    limit: Option<u64>,
+) -> Result<Value> {
     let mime = mime.filter(|m| !m.is_empty());
     let name = name.filter(|n| !n.is_empty());
+    let source = match source {
+        PartSource::Text(s) if s.is_empty() => return Err(part_error("a content part needs a path, bytes, or a URL")),
+        PartSource::Text(s) if s.starts_with("data:") => PartSource::DataUrl(s),
+        PartSource::Text(s) if s.starts_with("http://") || s.starts_with("https://") => PartSource::Url(s),
+        PartSource::Text(s) => PartSource::Path(s),
+        other => other,
+    };
     let (mime, data, url, name): (String, Option<String>, Option<String>, Option<String>) = match source {
         PartSource::Read { bytes, name: handle } => {
             let mime = match (mime, handle.as_deref()) {
@@ -103,14 +184,29 @@ pub fn build_part(
             let name = name.map(str::to_string).or_else(|| handle.as_deref().map(|h| base_name(h).to_string()));
             (mime, Some(base64(&bytes)), None, name)
         }
+        PartSource::Typed { bytes, mime: declared, name: handle } => {
+            let handle = handle.filter(|h| !h.is_empty());
+            let mime = match (mime, declared.as_deref().filter(|m| !m.is_empty()), handle.as_deref()) {
+                (Some(m), _, _) | (None, Some(m), _) => m.to_string(),
+                (None, None, Some(h)) => mime_for_path(h)?.to_string(),
+                (None, None, None) => {
+                    return Err(part_error("mime_type is required for a file-like source with no name"))
+                }
+            };
+            check_limit(bytes.len() as u64, limit)?;
+            let name = name.map(str::to_string).or_else(|| handle.as_deref().map(|h| base_name(h).to_string()));
+            (mime, Some(base64(&bytes)), None, name)
+        }
         PartSource::Bytes(bytes) => {
             let mime = mime.ok_or_else(|| part_error("mime_type is required when building a part from bytes"))?;
             check_limit(bytes.len() as u64, limit)?;
             (mime.to_string(), Some(base64(&bytes)), None, name.map(str::to_string))
         }
-        PartSource::Text(s) if s.is_empty() => return Err(part_error("a content part needs a path, bytes, or a URL")),
-        PartSource::Text(s) if s.starts_with("data:") => {
-            let (head, payload) = s[5..].split_once(',').unwrap_or((&s[5..], ""));
+        PartSource::DataUrl(s) => {
+            let Some(rest) = s.strip_prefix("data:") else {
+                return Err(part_error("not a data: URL"));
+            };
+            let (head, payload) = rest.split_once(',').unwrap_or((rest, ""));
             if payload.is_empty() || !head.contains(";base64") {
                 return Err(part_error("only base64 data: URLs are supported"));
             }
@@ -121,7 +217,10 @@ pub fn build_part(
             check_limit(decoded_len(payload), limit)?;
             (mime.unwrap_or(own).to_string(), Some(payload.to_string()), None, name.map(str::to_string))
         }
-        PartSource::Text(s) if s.starts_with("http://") || s.starts_with("https://") => {
+        PartSource::Url(s) => {
+            if !(s.starts_with("http://") || s.starts_with("https://")) {
+                return Err(part_error("only http:// and https:// URLs are kept as a part's url"));
+            }
             let mime = match mime {
                 Some(m) => m.to_string(),
                 None => mime_for_path(&s)
@@ -132,7 +231,10 @@ pub fn build_part(
             };
             (mime, None, Some(s), name.map(str::to_string))
         }
-        PartSource::Text(path) => {
+        PartSource::Path(path) | PartSource::Text(path) => {
+            if path.is_empty() {
+                return Err(part_error("a content part needs a path, bytes, or a URL"));
+            }
             // The type is settled before the file is opened: a bad extension is named first.
             let mime = match mime {
                 Some(m) => m.to_string(),
@@ -144,6 +246,7 @@ pub fn build_part(
             (mime, Some(base64(&bytes)), None, Some(name))
         }
     };
+    let kind = kind.unwrap_or_else(|| kind_for_mime(&mime));
     let mut out = Map::new();
     out.insert("type".into(), Value::String(kind.into()));
     out.insert("mimeType".into(), Value::String(mime));
