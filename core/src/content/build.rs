@@ -157,6 +157,26 @@ pub fn build_part_by_mime(source: PartSource, opts: &PartOptions) -> Result<Valu
     build(None, source, opts.mime_type.as_deref(), opts.name.as_deref(), opts.max_part_bytes)
 }
 
+/// The fields of a part made of the `bytes` a container held (a file-like object, a `Blob`):
+/// its MIME type is `mime`, else the one it declares, else its file name's (`handle`).
+fn contained(
+    bytes: &[u8],
+    declared: Option<&str>,
+    handle: Option<String>,
+    mime: Option<&str>,
+    name: Option<&str>,
+    limit: Option<u64>,
+) -> Result<(String, Option<String>, Option<String>, Option<String>)> {
+    let mime = match (mime.or(declared.filter(|m| !m.is_empty())), handle.as_deref()) {
+        (Some(m), _) => m.to_string(),
+        (None, Some(h)) => mime_for_path(h)?.to_string(),
+        (None, None) => return Err(part_error("mime_type is required for a file-like source with no name")),
+    };
+    check_limit(bytes.len() as u64, limit)?;
+    let name = name.map(str::to_string).or_else(|| handle.as_deref().map(|h| base_name(h).to_string()));
+    Ok((mime, Some(base64(bytes)), None, name))
+}
+
 fn build(
     kind: Option<&str>,
     source: PartSource,
@@ -174,28 +194,9 @@ fn build(
         other => other,
     };
     let (mime, data, url, name): (String, Option<String>, Option<String>, Option<String>) = match source {
-        PartSource::Read { bytes, name: handle } => {
-            let mime = match (mime, handle.as_deref()) {
-                (Some(m), _) => m.to_string(),
-                (None, Some(h)) => mime_for_path(h)?.to_string(),
-                (None, None) => return Err(part_error("mime_type is required for a file-like source with no name")),
-            };
-            check_limit(bytes.len() as u64, limit)?;
-            let name = name.map(str::to_string).or_else(|| handle.as_deref().map(|h| base_name(h).to_string()));
-            (mime, Some(base64(&bytes)), None, name)
-        }
+        PartSource::Read { bytes, name: handle } => contained(&bytes, None, handle, mime, name, limit)?,
         PartSource::Typed { bytes, mime: declared, name: handle } => {
-            let handle = handle.filter(|h| !h.is_empty());
-            let mime = match (mime, declared.as_deref().filter(|m| !m.is_empty()), handle.as_deref()) {
-                (Some(m), _, _) | (None, Some(m), _) => m.to_string(),
-                (None, None, Some(h)) => mime_for_path(h)?.to_string(),
-                (None, None, None) => {
-                    return Err(part_error("mime_type is required for a file-like source with no name"))
-                }
-            };
-            check_limit(bytes.len() as u64, limit)?;
-            let name = name.map(str::to_string).or_else(|| handle.as_deref().map(|h| base_name(h).to_string()));
-            (mime, Some(base64(&bytes)), None, name)
+            contained(&bytes, declared.as_deref(), handle, mime, name, limit)?
         }
         PartSource::Bytes(bytes) => {
             let mime = mime.ok_or_else(|| part_error("mime_type is required when building a part from bytes"))?;
