@@ -157,6 +157,9 @@ pub fn build_part_by_mime(source: PartSource, opts: &PartOptions) -> Result<Valu
     build(None, source, opts.mime_type.as_deref(), opts.name.as_deref(), opts.max_part_bytes)
 }
 
+/// A media part's MIME type, `data`, `url` and `name`.
+type PartFields = (String, Option<String>, Option<String>, Option<String>);
+
 /// The fields of a part made of the `bytes` a container held (a file-like object, a `Blob`):
 /// its MIME type is `mime`, else the one it declares, else its file name's (`handle`).
 fn contained(
@@ -166,7 +169,7 @@ fn contained(
     mime: Option<&str>,
     name: Option<&str>,
     limit: Option<u64>,
-) -> Result<(String, Option<String>, Option<String>, Option<String>)> {
+) -> Result<PartFields> {
     let mime = match (mime.or(declared.filter(|m| !m.is_empty())), handle.as_deref()) {
         (Some(m), _) => m.to_string(),
         (None, Some(h)) => mime_for_path(h)?.to_string(),
@@ -193,7 +196,7 @@ fn build(
         PartSource::Text(s) => PartSource::Path(s),
         other => other,
     };
-    let (mime, data, url, name): (String, Option<String>, Option<String>, Option<String>) = match source {
+    let (mime, data, url, name): PartFields = match source {
         PartSource::Read { bytes, name: handle } => contained(&bytes, None, handle, mime, name, limit)?,
         PartSource::Typed { bytes, mime: declared, name: handle } => {
             contained(&bytes, declared.as_deref(), handle, mime, name, limit)?
