@@ -107,6 +107,40 @@ export type ContentPart =
   | { type: 'text'; text: string }
   | { type: 'image' | 'file' | 'audio'; mimeType: string; data?: string; url?: string; name?: string }
 
+/** The two provider styles a part is encoded for. */
+export type PartStyle = 'openai' | 'anthropic'
+
+/** How `attach` and the `from*` constructors make a part, besides its source. An unknown key
+ * is an `InvalidArgumentError`. */
+export interface AttachOptions {
+  /** The MIME type, over the extension table's; required for bytes. The part type follows it
+   * (`image/*` image, `audio/*` audio, anything else file). */
+  mimeType?: string
+  /** The part's `name` (OpenAI's `file.filename`), over the file's base name. */
+  name?: string
+  /** Refuse a payload over this many decoded bytes (`ContentPartError`). */
+  maxPartBytes?: number
+}
+
+/** What `attach` takes: a path, a base64 `data:` URL or an `http(s)://` URL (kept as the
+ * part's `url`); bytes in any JS spelling (with `mimeType`); or a `Blob` / `File`. */
+export type AttachSource = string | Uint8Array | ArrayBuffer | ArrayBufferView | Blob
+
+/** A part from whatever the host has: a path is read now (the part never holds it), bytes and
+ * a `Blob` are base64'd now, a `data:` URL becomes its MIME type and data, an `http(s)://` URL
+ * is kept. The MIME type comes from `opts.mimeType`, a `Blob`'s `type`, or the extension table
+ * (never from the bytes); an unknown extension is a `ContentPartError`. */
+export declare function attach(source: AttachSource, opts?: AttachOptions): Promise<ContentPart>
+/** A part from a `Blob` or `File`, read now: the MIME type is `opts.mimeType`, else the Blob's
+ * `type`, else the extension of a `File`'s name, which becomes the part's `name`. */
+export declare function fromBlob(blob: Blob, opts?: AttachOptions): Promise<ContentPart>
+/** A part from bytes in memory (a `Uint8Array`, `Buffer`, `ArrayBuffer` or any view):
+ * `mimeType` is required, bytes carry no extension. */
+export declare function fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, mimeType: string, opts?: AttachOptions): ContentPart
+/** The extension table (`png`, `jpg`, `jpeg`, `gif`, `webp`, `pdf`, `mp3`, `wav`): the only
+ * MIME types a part gets without being told. Frozen. */
+export declare const MEDIA_TYPES: Readonly<Record<string, MediaType>>
+
 /** One step of a streamed run (`client.stream`), in the JS port's shapes. */
 export type StreamEvent =
   | { type: 'text'; delta: string }
@@ -224,10 +258,12 @@ export declare class ReentrantError extends ToolnexusError {}
 export declare class ConflictError extends ToolnexusError {}
 /** The conversation store failed (I/O, a database that cannot be read). */
 export declare class StoreError extends ToolnexusError {}
-/** A content part is malformed, or over `maxPartBytes`. */
+/** A content part is malformed, cannot be made (an unknown extension, bytes without a MIME
+ * type, a file that cannot be read), or is over `maxPartBytes`. */
 export declare class ContentPartError extends ToolnexusError {}
-/** The provider's style has no block for a content part. */
-export declare class UnsupportedPartError extends ToolnexusError {}
+/** The provider's style has no block for a content part; a `ContentPartError` too, as in the
+ * JS port. */
+export declare class UnsupportedPartError extends ContentPartError {}
 
 
 /**

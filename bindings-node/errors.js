@@ -12,8 +12,8 @@ class ToolnexusError extends Error {
 }
 ToolnexusError.code = 'internal'
 
-const define = (name, code) => {
-  const cls = { [name]: class extends ToolnexusError {} }[name]
+const define = (name, code, base = ToolnexusError) => {
+  const cls = { [name]: class extends base {} }[name]
   cls.code = code
   return cls
 }
@@ -46,8 +46,9 @@ const ConflictError = define('ConflictError', 'conflict')
 const StoreError = define('StoreError', 'store')
 /** A content part is malformed, or over `maxPartBytes`. */
 const ContentPartError = define('ContentPartError', 'content_part')
-/** The provider's style has no block for a content part. */
-const UnsupportedPartError = define('UnsupportedPartError', 'unsupported_part')
+/** The provider's style has no block for a content part (a `ContentPartError` too, as the JS
+ * port has one class for both). */
+const UnsupportedPartError = define('UnsupportedPartError', 'unsupported_part', ContentPartError)
 
 module.exports = {
   ToolnexusError,

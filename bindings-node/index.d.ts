@@ -107,6 +107,40 @@ export type ContentPart =
   | { type: 'text'; text: string }
   | { type: 'image' | 'file' | 'audio'; mimeType: string; data?: string; url?: string; name?: string }
 
+/** The two provider styles a part is encoded for. */
+export type PartStyle = 'openai' | 'anthropic'
+
+/** How `attach` and the `from*` constructors make a part, besides its source. An unknown key
+ * is an `InvalidArgumentError`. */
+export interface AttachOptions {
+  /** The MIME type, over the extension table's; required for bytes. The part type follows it
+   * (`image/*` image, `audio/*` audio, anything else file). */
+  mimeType?: string
+  /** The part's `name` (OpenAI's `file.filename`), over the file's base name. */
+  name?: string
+  /** Refuse a payload over this many decoded bytes (`ContentPartError`). */
+  maxPartBytes?: number
+}
+
+/** What `attach` takes: a path, a base64 `data:` URL or an `http(s)://` URL (kept as the
+ * part's `url`); bytes in any JS spelling (with `mimeType`); or a `Blob` / `File`. */
+export type AttachSource = string | Uint8Array | ArrayBuffer | ArrayBufferView | Blob
+
+/** A part from whatever the host has: a path is read now (the part never holds it), bytes and
+ * a `Blob` are base64'd now, a `data:` URL becomes its MIME type and data, an `http(s)://` URL
+ * is kept. The MIME type comes from `opts.mimeType`, a `Blob`'s `type`, or the extension table
+ * (never from the bytes); an unknown extension is a `ContentPartError`. */
+export declare function attach(source: AttachSource, opts?: AttachOptions): Promise<ContentPart>
+/** A part from a `Blob` or `File`, read now: the MIME type is `opts.mimeType`, else the Blob's
+ * `type`, else the extension of a `File`'s name, which becomes the part's `name`. */
+export declare function fromBlob(blob: Blob, opts?: AttachOptions): Promise<ContentPart>
+/** A part from bytes in memory (a `Uint8Array`, `Buffer`, `ArrayBuffer` or any view):
+ * `mimeType` is required, bytes carry no extension. */
+export declare function fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, mimeType: string, opts?: AttachOptions): ContentPart
+/** The extension table (`png`, `jpg`, `jpeg`, `gif`, `webp`, `pdf`, `mp3`, `wav`): the only
+ * MIME types a part gets without being told. Frozen. */
+export declare const MEDIA_TYPES: Readonly<Record<string, MediaType>>
+
 /** One step of a streamed run (`client.stream`), in the JS port's shapes. */
 export type StreamEvent =
   | { type: 'text'; delta: string }
@@ -224,10 +258,12 @@ export declare class ReentrantError extends ToolnexusError {}
 export declare class ConflictError extends ToolnexusError {}
 /** The conversation store failed (I/O, a database that cannot be read). */
 export declare class StoreError extends ToolnexusError {}
-/** A content part is malformed, or over `maxPartBytes`. */
+/** A content part is malformed, cannot be made (an unknown extension, bytes without a MIME
+ * type, a file that cannot be read), or is over `maxPartBytes`. */
 export declare class ContentPartError extends ToolnexusError {}
-/** The provider's style has no block for a content part. */
-export declare class UnsupportedPartError extends ToolnexusError {}
+/** The provider's style has no block for a content part; a `ContentPartError` too, as in the
+ * JS port. */
+export declare class UnsupportedPartError extends ContentPartError {}
 
 
 /**
@@ -454,6 +490,9 @@ export declare function answerToElicitResult(answer: Answer): { action: 'accept'
 /** An `authorization` suspension at a login `url`. */
 export declare function authRequired(url: string, prompt?: string | undefined | null): ToolResult
 
+/** The decoded length of standard base64, without decoding it. */
+export declare function base64Bytes(b64: string): number
+
 /**
  * Whether the built-in source is on (default on; `disabled: true` wins, then
  * `enabled: false`).
@@ -584,11 +623,20 @@ export interface DefineToolOptions {
   source?: string
 }
 
+/** `{type, mimeType, bytes}`: what may be logged of a part, never its data. */
+export declare function describePart(part: ContentPart): { type: string; mimeType: string | null; bytes: number }
+
 /**
  * The Request for an MCP `elicitation/create` request's params: kind `authorization` with
  * the `url` in URL mode, else kind `input` with the schema in `data.schema`.
  */
 export declare function elicitationToRequest(params: Record<string, unknown>): Request
+
+/**
+ * `part` as the `style` provider's content block, or `undefined` when that provider has no
+ * block for it (Anthropic and audio; OpenAI and a file by URL).
+ */
+export declare function encodePart(part: ContentPart, style: PartStyle): Record<string, any> | undefined
 
 /** One failed model call, as `onError` sees it. */
 export interface ErrorInfoEvent {
@@ -623,8 +671,27 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
  */
 export declare function exposedMcpTools(tools: Array<Tool | ToolLike>, cfg?: McpServeOptions): Tool[]
 
+/** The lower-cased extension of a path or name, without its dot (`""` when it has none). */
+export declare function extensionOf(path: string): string
+
 /** The OpenAI finish reason for a provider stop reason: any tool call makes it `tool_calls`. */
 export declare function finishReasonFor(hasToolCalls: boolean, providerStop?: string): 'stop' | 'tool_calls' | 'length' | 'content_filter'
+
+/** A part from a base64 `data:<mime>;base64,<data>` URL: its MIME type and data, never a url. */
+export declare function fromDataUrl(url: string, opts?: AttachOptions): ContentPart
+
+/**
+ * Reads the file at `path` now (off the JS thread), so the part holds its bytes, never the
+ * path. The MIME type comes from `opts.mimeType` or the extension table, the part type from
+ * the MIME type.
+ */
+export declare function fromPath(path: string, opts?: AttachOptions): Promise<ContentPart>
+
+/**
+ * A part that keeps an `http(s)://` URL as its `url`; the MIME type comes from
+ * `opts.mimeType` or the extension table.
+ */
+export declare function fromUrl(url: string, opts?: AttachOptions): ContentPart
 
 /**
  * Wraps an HTTP endpoint as a tool (source `http`): a non-2xx answer or a network failure
@@ -655,6 +722,9 @@ export interface HttpToolOptions {
   /** What a 2xx answer becomes (default `text`). */
   resultMode?: 'text' | 'json' | 'status+text'
 }
+
+/** Whether `value` is a part (a provider's own block, `image_url` say, is not). */
+export declare function isContentPart(value: unknown): value is ContentPart
 
 /**
  * Connects to every enabled server, lists its tools and disconnects: nothing is left
@@ -721,6 +791,18 @@ export interface McpServeOptions {
   allowedOrigins?: Array<string>
 }
 
+/** A media type of the extension table. */
+export interface MediaType {
+  mimeType: string
+  type: 'image' | 'file' | 'audio'
+}
+
+/** The extension table's entry for a path or name, or `undefined`. */
+export declare function mediaTypeFor(path: string): MediaType | undefined
+
+/** The fewest tokens a media part counts as. */
+export declare const MIN_PART_TOKENS: number
+
 /**
  * OpenAI `messages` as `{messages, system}` for an Anthropic provider: tool calls become
  * `tool_use` blocks, consecutive `tool` results one user turn, system and developer
@@ -739,6 +821,18 @@ export declare function openAIToolsToAnthropic(tools?: any[]): any[]
  * `parseMcpConfig`.
  */
 export declare function parseMcpConfig(input: string | Record<string, unknown>): Record<string, unknown>
+
+/** The decoded bytes a media part counts as one token for. */
+export declare const PART_BYTES_PER_TOKEN: number
+
+/** The decoded bytes a part carries (0 for a text or url part). */
+export declare function partBytes(part: ContentPart): number
+
+/** The tokens a media part of `bytes` decoded bytes counts as: `max(85, floor(bytes / 750))`. */
+export declare function partTokens(bytes: number): number
+
+/** The part type of a MIME type: `image/*` is `image`, `audio/*` is `audio`, else `file`. */
+export declare function partTypeForMime(mimeType: string): 'image' | 'file' | 'audio'
 
 /**
  * A suspension: an error ToolResult whose `metadata.pending` is the Request; its output is
@@ -903,6 +997,12 @@ export interface SkillSkip {
   detail: string
 }
 
+/** `<type> (<mimeType>, <bytes> bytes)`, the same in every port. */
+export declare function summarizePart(part: ContentPart): string
+
+/** A text part. */
+export declare function text(value: string): ContentPart
+
 /** The Anthropic declarations of `tools` (as `Toolkit.toAnthropic`). */
 export declare function toAnthropic(tools: Array<Tool | ToolLike>): any[]
 
@@ -1028,12 +1128,25 @@ export interface TranslateRequest {
   signal?: AbortSignal
 }
 
+/**
+ * `[unsupported <type> part (<mimeType>, <bytes> bytes)]`: what a model is sent for a part it
+ * cannot take.
+ */
+export declare function unsupportedPlaceholder(part: ContentPart): string
+
 /** Token usage summed across the turns of a run. */
 export interface Usage {
   promptTokens: number
   completionTokens: number
   totalTokens: number
 }
+
+/**
+ * `part` itself once checked (a non-text part carries a `mimeType` and exactly one of `data`
+ * or `url`), and no more than `maxPartBytes` decoded bytes when that is given; else a
+ * `ContentPartError` saying why.
+ */
+export declare function validatePart(part: ContentPart, maxPartBytes?: number): ContentPart
 
 /** The engine version. */
 export declare function version(): string

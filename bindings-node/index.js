@@ -167,6 +167,40 @@ native.Client.prototype.conversation = function conversation(ctx) {
   return new Conversation(this, c.toolkit, c.signal)
 }
 
+// ---- content parts (the engine makes them; here only JS's byte spellings and Blob reading) ----
+
+// Any JS spelling of bytes as a Uint8Array over the same memory (a view that is not a
+// Uint8Array is re-viewed, never read as an array of numbers); anything else goes as it is,
+// for the addon to refuse.
+function toBytes(b) {
+  if (b instanceof Uint8Array) return b
+  if (ArrayBuffer.isView(b)) return new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+  if (b instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && b instanceof SharedArrayBuffer)) return new Uint8Array(b)
+  return b
+}
+
+// A Blob or File, duck-typed (one of another realm or a polyfill too).
+const isBlobLike = (v) => !!v && typeof v === 'object' && typeof v.arrayBuffer === 'function' && !ArrayBuffer.isView(v)
+
+function fromBytes(bytes, mimeType, opts) {
+  return native._fromBytes(toBytes(bytes), mimeType, opts)
+}
+
+async function fromBlob(blob, opts) {
+  const bytes = isBlobLike(blob) ? new Uint8Array(await blob.arrayBuffer()) : blob
+  return native._fromBlob(bytes, blob == null ? undefined : blob.type, blob == null ? undefined : blob.name, opts)
+}
+
+async function attach(source, opts) {
+  if (typeof source === 'string') return native._attachText(source, opts)
+  if (isBlobLike(source)) return fromBlob(source, opts)
+  return native._attachBytes(toBytes(source), opts)
+}
+
+const MEDIA_TYPES = Object.freeze(
+  Object.fromEntries(Object.entries(native._mediaTypes()).map(([ext, t]) => [ext, Object.freeze(t)])),
+)
+
 module.exports = {
   createClient: withStore('createClient', native.createClient),
   createInProcessClient: withStore('createInProcessClient', native.createInProcessClient),
@@ -203,6 +237,28 @@ module.exports = {
   answerToElicitResult: native.answerToElicitResult,
   exposedMcpTools: native.exposedMcpTools,
   parseMcpConfig: native.parseMcpConfig,
+  text: native.text,
+  attach,
+  fromPath: native.fromPath,
+  fromBytes,
+  fromBlob,
+  fromDataUrl: native.fromDataUrl,
+  fromUrl: native.fromUrl,
+  MEDIA_TYPES,
+  extensionOf: native.extensionOf,
+  mediaTypeFor: native.mediaTypeFor,
+  partTypeForMime: native.partTypeForMime,
+  base64Bytes: native.base64Bytes,
+  partBytes: native.partBytes,
+  partTokens: native.partTokens,
+  PART_BYTES_PER_TOKEN: native.PART_BYTES_PER_TOKEN,
+  MIN_PART_TOKENS: native.MIN_PART_TOKENS,
+  describePart: native.describePart,
+  summarizePart: native.summarizePart,
+  unsupportedPlaceholder: native.unsupportedPlaceholder,
+  isContentPart: native.isContentPart,
+  validatePart: native.validatePart,
+  encodePart: native.encodePart,
   SKILLS_PROMPT_PREAMBLE: native.SKILLS_PROMPT_PREAMBLE,
   SKILL_TOOL_DESCRIPTION: native.SKILL_TOOL_DESCRIPTION,
   version: native.version,

@@ -18,6 +18,7 @@ mod args;
 mod call;
 mod callbacks;
 mod client;
+mod content;
 mod convert;
 mod error;
 mod fetch;

@@ -34,7 +34,7 @@ pub fn build_part<'py>(
         let (bytes, handle): (Vec<u8>, Option<String>) = source.extract()?;
         PartSource::Read { bytes, name: handle }
     };
-    let part = error::map(py, py.detach(|| content::build_part(Some(kind), source, mime_type, name, max_part_bytes)))?;
+    let part = error::map(py, py.detach(|| content::build_part(kind, source, mime_type, name, max_part_bytes)))?;
     to_py(py, &part)
 }
 

@@ -216,3 +216,91 @@ async fn llm_events_describe_each_calls_parts_without_their_data() {
     assert!(!has_data(&json!(*events)));
     assert!(events.iter().filter(|e| e["event"] != "llm").all(|e| e.get("parts").is_none()));
 }
+
+/// The JS port's constructors over the engine's: the type follows the MIME type, the source
+/// says what a string is, a `Blob`'s declared type comes before its name's extension.
+#[test]
+fn parts_built_by_mime_take_their_type_from_it() {
+    use toolnexus::content::{
+        build_part_by_mime, kind_for_mime, media_tokens, validate_within, PartOptions, PartSource,
+    };
+    let opts = |v: Value| PartOptions::from_json(&v).unwrap();
+    let msg = |r: toolnexus::Result<Value>| r.unwrap_err().message().to_string();
+    assert_eq!(
+        (kind_for_mime("image/svg+xml"), kind_for_mime("audio/ogg"), kind_for_mime("text/csv")),
+        ("image", "audio", "file")
+    );
+
+    let dir = std::env::temp_dir().join(format!("tn-parts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("shot.png");
+    std::fs::write(&png, b"foo").unwrap();
+    let p = build_part_by_mime(PartSource::Path(png.display().to_string()), &PartOptions::default()).unwrap();
+    assert_eq!(p, json!({"type": "image", "mimeType": "image/png", "data": "Zm9v", "name": "shot.png"}));
+    // An explicit MIME type changes the type too, and the name is the caller's.
+    let p = build_part_by_mime(
+        PartSource::Path(png.display().to_string()),
+        &opts(json!({"mimeType": "application/pdf", "name": "r.pdf"})),
+    );
+    assert_eq!(p.unwrap(), json!({"type": "file", "mimeType": "application/pdf", "data": "Zm9v", "name": "r.pdf"}));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let b = build_part_by_mime(PartSource::Bytes(b"foo".to_vec()), &opts(json!({"mimeType": "audio/wav"})));
+    assert_eq!(b.unwrap(), json!({"type": "audio", "mimeType": "audio/wav", "data": "Zm9v"}));
+    assert_eq!(
+        msg(build_part_by_mime(PartSource::Bytes(vec![1]), &PartOptions::default())),
+        "mime_type is required when building a part from bytes"
+    );
+    let typed = |mime: Option<&str>, name: Option<&str>| PartSource::Typed {
+        bytes: b"foo".to_vec(),
+        mime: mime.map(String::from),
+        name: name.map(String::from),
+    };
+    let t = build_part_by_mime(typed(Some("image/gif"), Some("a.png")), &PartOptions::default()).unwrap();
+    assert_eq!(t, json!({"type": "image", "mimeType": "image/gif", "data": "Zm9v", "name": "a.png"}));
+    let t = build_part_by_mime(typed(Some(""), Some("r.pdf")), &PartOptions::default()).unwrap();
+    assert_eq!((t["type"].as_str(), t["mimeType"].as_str()), (Some("file"), Some("application/pdf")));
+    assert_eq!(
+        msg(build_part_by_mime(typed(Some(""), Some("thing.xyz")), &PartOptions::default())),
+        "unknown file extension \".xyz\" — pass an explicit mime_type"
+    );
+    assert_eq!(
+        msg(build_part_by_mime(typed(None, None), &PartOptions::default())),
+        "mime_type is required for a file-like source with no name"
+    );
+    let over = build_part_by_mime(typed(Some("image/png"), None), &opts(json!({"maxPartBytes": 2})));
+    assert_eq!(msg(over), "content part is 3 decoded bytes, over the maxPartBytes limit of 2");
+
+    // A string is what its source says it is: a data: URL, a URL or a path, never guessed.
+    let d = build_part_by_mime(PartSource::DataUrl(format!("data:image/png;base64,{G}")), &PartOptions::default());
+    assert_eq!(d.unwrap(), image());
+    assert_eq!(
+        msg(build_part_by_mime(PartSource::DataUrl("/etc/x.png".into()), &PartOptions::default())),
+        "not a data: URL"
+    );
+    let u = build_part_by_mime(PartSource::Url("https://e.test/a.mp3".into()), &PartOptions::default()).unwrap();
+    assert_eq!(u, json!({"type": "audio", "mimeType": "audio/mpeg", "url": "https://e.test/a.mp3"}));
+    assert_eq!(
+        msg(build_part_by_mime(PartSource::Url("ftp://e.test/a.png".into()), &PartOptions::default())),
+        "only http:// and https:// URLs are kept as a part's url"
+    );
+    let path = msg(build_part_by_mime(PartSource::Path("https://e.test/none.png".into()), &PartOptions::default()));
+    assert!(path.starts_with("cannot read https://e.test/none.png: "), "{path}");
+
+    let e = PartOptions::from_json(&json!({"mimetype": "image/png"})).unwrap_err();
+    assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidArgument, "unknown part option key \"mimetype\""));
+    let e = PartOptions::from_json(&json!({"maxPartBytes": -1})).unwrap_err();
+    assert_eq!(e.message(), "part option key \"maxPartBytes\" must be a whole number of at least 0, got number");
+    assert_eq!(PartOptions::from_json(&Value::Null).unwrap(), PartOptions::default());
+
+    assert!(validate_within(&image(), Some(82)).is_ok());
+    assert_eq!(
+        validate_within(&image(), Some(81)).unwrap_err().message(),
+        "content part is 82 decoded bytes, over the maxPartBytes limit of 81"
+    );
+    assert_eq!(
+        validate_within(&json!({"type": "image", "mimeType": "image/png"}), None).unwrap_err().kind(),
+        ErrorKind::ContentPart
+    );
+    assert_eq!((media_tokens(0), media_tokens(75_000), media_tokens(75_749)), (85, 100, 100));
+}

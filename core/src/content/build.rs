@@ -1,7 +1,9 @@
-//! Making a part at the edge (`image`, `file`, `audio` in the ports): from bytes, from what a
-//! host read out of a file-like object, or from a string that is a `data:` URL, an `http(s)://`
-//! URL or a filesystem path. A path is read here and never kept; the MIME type comes from the
-//! extension table or the caller, never from sniffing.
+//! Making a part at the edge: from bytes, from what a host read out of a file-like object or a
+//! JS `Blob`, or from a string that is a `data:` URL, an `http(s)://` URL or a filesystem path.
+//! A path is read here and never kept; the MIME type comes from the caller, the source's own
+//! declaration (a `Blob`'s `type`) or the extension table, never from sniffing. The part type
+//! is the caller's (`image`, `file`, `audio` in the Python port) or follows the MIME type (the
+//! JS port's `attach`: [`build_part_by_mime`]).
 
 use serde_json::{Map, Value};
 
@@ -20,8 +22,63 @@ pub enum PartSource {
         /// Its name (a path), if it has one: the MIME type and base name come from it.
         name: Option<String>,
     },
-    /// A `data:` URL, an `http(s)://` URL, or a path.
+    /// The content of a container that declares its type and may have a name (a JS `Blob` or
+    /// `File`): the declared type, when not empty, is the MIME type; else the name's extension.
+    Typed {
+        /// Its whole content.
+        bytes: Vec<u8>,
+        /// The type it declares (`""` or `None`: none).
+        mime: Option<String>,
+        /// Its file name, if it has one.
+        name: Option<String>,
+    },
+    /// A `data:` URL, an `http(s)://` URL, or a path: which one is told by its start.
     Text(String),
+    /// A filesystem path, whatever it starts with.
+    Path(String),
+    /// A `data:` URL (anything else is an error).
+    DataUrl(String),
+    /// An `http://` or `https://` URL, kept as the part's `url` (anything else is an error).
+    Url(String),
+}
+
+/// The part type for a MIME type, as the JS, Go and Clojure ports type a part they are given
+/// no type for: `image/*` is `image`, `audio/*` is `audio`, anything else is `file`.
+pub fn kind_for_mime(mime: &str) -> &'static str {
+    if mime.starts_with("image/") {
+        "image"
+    } else if mime.starts_with("audio/") {
+        "audio"
+    } else {
+        "file"
+    }
+}
+
+/// How a part is made besides its source: the JS port's `AttachOptions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartOptions {
+    /// The MIME type, over the extension table's (required for bytes).
+    pub mime_type: Option<String>,
+    /// The part's `name`, over the file's base name.
+    pub name: Option<String>,
+    /// A size limit in decoded bytes, over the process-wide one.
+    pub max_part_bytes: Option<u64>,
+}
+
+impl PartOptions {
+    /// The options from JSON (`{mimeType?, name?, maxPartBytes?}`, or their snake_case
+    /// spelling; `null` for none). An unknown key is an error.
+    pub fn from_json(v: &Value) -> Result<PartOptions> {
+        if v.is_null() {
+            return Ok(PartOptions::default());
+        }
+        let f = Fields::new("part option", v, &["mime_type", "name", "max_part_bytes"], true)?;
+        Ok(PartOptions {
+            mime_type: f.string("mime_type")?,
+            name: f.string("name")?,
+            max_part_bytes: f.count("max_part_bytes")?,
+        })
+    }
 }
 
 /// Standard base64 (RFC 4648 §4, padded).
@@ -44,14 +101,14 @@ pub fn base64(bytes: &[u8]) -> String {
 
 /// The extension of `path` as Python's `splitext` gives it: after the last dot of the last
 /// component, unless that dot starts the name; lower-cased.
-pub(crate) fn extension(path: &str) -> Option<String> {
+pub fn extension(path: &str) -> Option<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem_start = name.len() - name.trim_start_matches('.').len();
     name[stem_start..].rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase())
 }
 
 /// The (MIME type, part type) of a media file by its extension.
-pub(crate) fn media_type(path: &str) -> Option<(&'static str, &'static str)> {
+pub fn media_type(path: &str) -> Option<(&'static str, &'static str)> {
     let ext = extension(path)?;
     MEDIA_TYPES.iter().find(|(e, _, _)| *e == ext).map(|(_, mime, kind)| (*mime, *kind))
 }
@@ -77,53 +134,83 @@ fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// The part type of a MIME type, as the JS, Go and Clojure ports type a part they are given no
-/// type for: `image/*` an image, `audio/*` audio, anything else a file.
-pub fn kind_for_mime(mime: &str) -> &'static str {
-    if mime.starts_with("image/") {
-        "image"
-    } else if mime.starts_with("audio/") {
-        "audio"
-    } else {
-        "file"
+/// Makes a `kind` part (`image`, `file` or `audio`) from `source`. `mime` overrides the
+/// extension's type; `name` the file's base name; `limit` the process-wide
+/// [`super::set_max_part_bytes`] (decoded bytes, checked here as a fast failure; the client
+/// checks every part again when it sends it).
+pub fn build_part(
+    kind: &str,
+    source: PartSource,
+    mime: Option<&str>,
+    name: Option<&str>,
+    limit: Option<u64>,
+) -> Result<Value> {
+    if !MEDIA_KINDS.contains(&kind) {
+        return Err(part_error(format!("unknown content part type \"{kind}\"")));
     }
+    build(Some(kind), source, mime, name, limit)
 }
 
-/// Makes a `kind` part (`image`, `file` or `audio`) from `source`; with no `kind`, its type
-/// is its MIME type's ([`kind_for_mime`]). `mime` overrides the extension's type; `name` the
-/// file's base name; `limit` the process-wide [`super::set_max_part_bytes`] (decoded bytes,
-/// checked here as a fast failure; the client checks every part again when it sends it).
-pub fn build_part(
+/// Makes a part from `source` whose type follows its MIME type ([`kind_for_mime`]), as the JS
+/// port's `attach` and `from*` do; otherwise as [`build_part`].
+pub fn build_part_by_mime(source: PartSource, opts: &PartOptions) -> Result<Value> {
+    build(None, source, opts.mime_type.as_deref(), opts.name.as_deref(), opts.max_part_bytes)
+}
+
+/// A media part's MIME type, `data`, `url` and `name`.
+type PartFields = (String, Option<String>, Option<String>, Option<String>);
+
+/// The fields of a part made of the `bytes` a container held (a file-like object, a `Blob`):
+/// its MIME type is `mime`, else the one it declares, else its file name's (`handle`).
+fn contained(
+    bytes: &[u8],
+    declared: Option<&str>,
+    handle: Option<String>,
+    mime: Option<&str>,
+    name: Option<&str>,
+    limit: Option<u64>,
+) -> Result<PartFields> {
+    let mime = match (mime.or(declared.filter(|m| !m.is_empty())), handle.as_deref()) {
+        (Some(m), _) => m.to_string(),
+        (None, Some(h)) => mime_for_path(h)?.to_string(),
+        (None, None) => return Err(part_error("mime_type is required for a file-like source with no name")),
+    };
+    check_limit(bytes.len() as u64, limit)?;
+    let name = name.map(str::to_string).or_else(|| handle.as_deref().map(|h| base_name(h).to_string()));
+    Ok((mime, Some(base64(bytes)), None, name))
+}
+
+fn build(
     kind: Option<&str>,
     source: PartSource,
     mime: Option<&str>,
     name: Option<&str>,
     limit: Option<u64>,
 ) -> Result<Value> {
-    if let Some(kind) = kind.filter(|k| !MEDIA_KINDS.contains(k)) {
-        return Err(part_error(format!("unknown content part type \"{kind}\"")));
-    }
     let mime = mime.filter(|m| !m.is_empty());
     let name = name.filter(|n| !n.is_empty());
-    let (mime, data, url, name): (String, Option<String>, Option<String>, Option<String>) = match source {
-        PartSource::Read { bytes, name: handle } => {
-            let mime = match (mime, handle.as_deref()) {
-                (Some(m), _) => m.to_string(),
-                (None, Some(h)) => mime_for_path(h)?.to_string(),
-                (None, None) => return Err(part_error("mime_type is required for a file-like source with no name")),
-            };
-            check_limit(bytes.len() as u64, limit)?;
-            let name = name.map(str::to_string).or_else(|| handle.as_deref().map(|h| base_name(h).to_string()));
-            (mime, Some(base64(&bytes)), None, name)
+    let source = match source {
+        PartSource::Text(s) if s.is_empty() => return Err(part_error("a content part needs a path, bytes, or a URL")),
+        PartSource::Text(s) if s.starts_with("data:") => PartSource::DataUrl(s),
+        PartSource::Text(s) if s.starts_with("http://") || s.starts_with("https://") => PartSource::Url(s),
+        PartSource::Text(s) => PartSource::Path(s),
+        other => other,
+    };
+    let (mime, data, url, name): PartFields = match source {
+        PartSource::Read { bytes, name: handle } => contained(&bytes, None, handle, mime, name, limit)?,
+        PartSource::Typed { bytes, mime: declared, name: handle } => {
+            contained(&bytes, declared.as_deref(), handle, mime, name, limit)?
         }
         PartSource::Bytes(bytes) => {
             let mime = mime.ok_or_else(|| part_error("mime_type is required when building a part from bytes"))?;
             check_limit(bytes.len() as u64, limit)?;
             (mime.to_string(), Some(base64(&bytes)), None, name.map(str::to_string))
         }
-        PartSource::Text(s) if s.is_empty() => return Err(part_error("a content part needs a path, bytes, or a URL")),
-        PartSource::Text(s) if s.starts_with("data:") => {
-            let (head, payload) = s[5..].split_once(',').unwrap_or((&s[5..], ""));
+        PartSource::DataUrl(s) => {
+            let Some(rest) = s.strip_prefix("data:") else {
+                return Err(part_error("not a data: URL"));
+            };
+            let (head, payload) = rest.split_once(',').unwrap_or((rest, ""));
             if payload.is_empty() || !head.contains(";base64") {
                 return Err(part_error("only base64 data: URLs are supported"));
             }
@@ -134,7 +221,10 @@ pub fn build_part(
             check_limit(decoded_len(payload), limit)?;
             (mime.unwrap_or(own).to_string(), Some(payload.to_string()), None, name.map(str::to_string))
         }
-        PartSource::Text(s) if s.starts_with("http://") || s.starts_with("https://") => {
+        PartSource::Url(s) => {
+            if !(s.starts_with("http://") || s.starts_with("https://")) {
+                return Err(part_error("only http:// and https:// URLs are kept as a part's url"));
+            }
             let mime = match mime {
                 Some(m) => m.to_string(),
                 None => mime_for_path(&s)
@@ -145,7 +235,10 @@ pub fn build_part(
             };
             (mime, None, Some(s), name.map(str::to_string))
         }
-        PartSource::Text(path) => {
+        PartSource::Path(path) | PartSource::Text(path) => {
+            if path.is_empty() {
+                return Err(part_error("a content part needs a path, bytes, or a URL"));
+            }
             // The type is settled before the file is opened: a bad extension is named first.
             let mime = match mime {
                 Some(m) => m.to_string(),
@@ -198,9 +291,11 @@ pub fn build_part_from_json(spec: &Value, bytes: &[u8]) -> Result<Value> {
             None => PartSource::Bytes(bytes.to_vec()),
         },
     };
-    let kind = f.string("type")?;
-    let (mime, name) = (f.string("mime_type")?, f.string("name")?);
-    build_part(kind.as_deref(), source, mime.as_deref(), name.as_deref(), f.count("max_part_bytes")?)
+    let (mime, name, limit) = (f.string("mime_type")?, f.string("name")?, f.count("max_part_bytes")?);
+    match f.string("type")? {
+        Some(kind) => build_part(&kind, source, mime.as_deref(), name.as_deref(), limit),
+        None => build(None, source, mime.as_deref(), name.as_deref(), limit),
+    }
 }
 
 #[cfg(test)]
@@ -227,29 +322,28 @@ mod tests {
 
     #[test]
     fn every_source_becomes_a_canonical_part() {
-        let b = build_part(Some("image"), PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, None).unwrap();
+        let b = build_part("image", PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, None).unwrap();
         assert_eq!(b, json!({"type": "image", "mimeType": "image/png", "data": "Zm9v"}));
         let msg = |r: Result<Value>| r.unwrap_err().message().to_string();
         assert_eq!(
-            msg(build_part(Some("image"), PartSource::Bytes(vec![1]), None, None, None)),
+            msg(build_part("image", PartSource::Bytes(vec![1]), None, None, None)),
             "mime_type is required when building a part from bytes"
         );
-        let d =
-            build_part(Some("image"), PartSource::Text("data:image/gif;base64,Zm9v".into()), None, None, None).unwrap();
+        let d = build_part("image", PartSource::Text("data:image/gif;base64,Zm9v".into()), None, None, None).unwrap();
         assert_eq!(d, json!({"type": "image", "mimeType": "image/gif", "data": "Zm9v"}));
         assert_eq!(
-            msg(build_part(Some("image"), PartSource::Text("data:image/png,abc".into()), None, None, None)),
+            msg(build_part("image", PartSource::Text("data:image/png,abc".into()), None, None, None)),
             "only base64 data: URLs are supported"
         );
-        let u = build_part(Some("file"), PartSource::Text("https://x/y.pdf".into()), None, None, None).unwrap();
+        let u = build_part("file", PartSource::Text("https://x/y.pdf".into()), None, None, None).unwrap();
         assert_eq!(u, json!({"type": "file", "mimeType": "application/pdf", "url": "https://x/y.pdf"}));
         assert_eq!(
-            msg(build_part(Some("image"), PartSource::Text("thing.xyz".into()), None, None, None)),
+            msg(build_part("image", PartSource::Text("thing.xyz".into()), None, None, None)),
             "unknown file extension \".xyz\" — pass an explicit mime_type"
         );
         let r = PartSource::Read { bytes: b"foo".to_vec(), name: Some("/tmp/a.webp".into()) };
-        assert_eq!(build_part(Some("image"), r, None, None, None).unwrap()["name"], "a.webp");
-        let e = build_part(Some("image"), PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, Some(2));
+        assert_eq!(build_part("image", r, None, None, None).unwrap()["name"], "a.webp");
+        let e = build_part("image", PartSource::Bytes(b"foo".to_vec()), Some("image/png"), None, Some(2));
         assert_eq!(msg(e), "content part is 3 decoded bytes, over the maxPartBytes limit of 2");
     }
 
@@ -286,16 +380,17 @@ mod tests {
 
     #[test]
     fn with_no_type_the_mime_types_the_part() {
-        let typed =
-            |mime: &str| build_part(None, PartSource::Bytes(vec![1]), Some(mime), None, None).unwrap()["type"].clone();
+        let typed = |mime: &str| {
+            super::build(None, PartSource::Bytes(vec![1]), Some(mime), None, None).unwrap()["type"].clone()
+        };
         assert_eq!(typed("image/heic"), "image");
         assert_eq!(typed("audio/ogg"), "audio");
         assert_eq!(typed("application/pdf"), "file");
         assert_eq!(typed("text/plain"), "file");
-        let u = build_part(None, PartSource::Text("https://x/a.mp3".into()), None, None, None).unwrap();
+        let u = super::build(None, PartSource::Text("https://x/a.mp3".into()), None, None, None).unwrap();
         assert_eq!(u, json!({"type": "audio", "mimeType": "audio/mpeg", "url": "https://x/a.mp3"}));
         assert_eq!(
-            build_part(Some("video"), PartSource::Bytes(vec![1]), Some("video/mp4"), None, None).unwrap_err().message(),
+            build_part("video", PartSource::Bytes(vec![1]), Some("video/mp4"), None, None).unwrap_err().message(),
             "unknown content part type \"video\""
         );
     }

@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{json, Map, Value};
 
-pub(crate) use build::media_type;
-pub use build::{base64, build_part, build_part_from_json, kind_for_mime, PartSource, PART_SPEC_KEYS};
+pub use build::{
+    base64, build_part, build_part_by_mime, build_part_from_json, extension, kind_for_mime, media_type, PartOptions,
+    PartSource, PART_SPEC_KEYS,
+};
 pub use encode::encode_part;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -46,6 +48,11 @@ fn present(part: &Value, key: &str) -> bool {
     field(part, key).is_some_and(|s| !s.is_empty())
 }
 
+/// A text part.
+pub fn text_part(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
 /// Whether `v` is a part in the canonical form: a text part with a string `text`, or a media
 /// part with a string `mimeType` (a provider's own block, `image_url` say, is not).
 pub fn is_part(v: &Value) -> bool {
@@ -76,6 +83,16 @@ pub fn validate(part: &Value) -> Result<()> {
         (false, false) => {
             Err(part_error(format!("a {kind} part carries neither data nor url — exactly one is required")))
         }
+        _ => Ok(()),
+    }
+}
+
+/// [`validate`], then the part's decoded bytes checked against `limit` (none: no check; the
+/// process-wide limit is not consulted), as the JS port's `validatePart(part, maxPartBytes)`.
+pub fn validate_within(part: &Value, limit: Option<u64>) -> Result<()> {
+    validate(part)?;
+    match (limit, part_bytes(part)) {
+        (Some(l), size) if size > l => Err(too_large(size, l)),
         _ => Ok(()),
     }
 }
@@ -161,11 +178,22 @@ pub fn part_summaries(messages: &[Value]) -> Vec<Value> {
     found
 }
 
-/// The tokens a part is counted as: text `max(1, chars / 4)`, media `max(85, bytes / 750)`.
+/// The decoded bytes a media part counts as one token for.
+pub const PART_BYTES_PER_TOKEN: u64 = 750;
+
+/// The fewest tokens a media part counts as.
+pub const MIN_PART_TOKENS: u64 = 85;
+
+/// The tokens a media part of `bytes` decoded bytes counts as: `max(85, bytes / 750)`.
+pub fn media_tokens(bytes: u64) -> u64 {
+    (bytes / PART_BYTES_PER_TOKEN).max(MIN_PART_TOKENS)
+}
+
+/// The tokens a part is counted as: text `max(1, chars / 4)`, media [`media_tokens`].
 pub fn estimate_tokens(part: &Value) -> u64 {
     match field(part, "type") {
         Some("text") => (field(part, "text").unwrap_or("").chars().count() as u64 / 4).max(1),
-        _ => (part_bytes(part) / 750).max(85),
+        _ => media_tokens(part_bytes(part)),
     }
 }
 
