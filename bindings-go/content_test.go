@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -327,5 +328,24 @@ func TestPlaceholderWarnsOnceAndOversizedPromptFails(t *testing.T) {
 	if partKind(err) != tn.KindContentPart || !strings.Contains(err.Error(), "over the maxPartBytes limit of 10") ||
 		len(m.seen()) != 0 {
 		t.Fatalf("an oversized prompt part: %v, %d requests", err, len(m.seen()))
+	}
+}
+
+// TestLlmEventDescribesItsParts: an llm event lists the request's parts by type, MIME type
+// and size, never their data.
+func TestLlmEventDescribesItsParts(t *testing.T) {
+	m := newMock(t)
+	m.script(textReply("seen"))
+	var events []tn.MetricEvent
+	c := openaiClient(t, m, func(o *tn.ClientOptions) { o.OnMetric = func(ev tn.MetricEvent) { events = append(events, ev) } })
+	if _, err := c.RunParts(testCtx(t), []tn.ContentPart{tn.Text("look"), tn.File(fixture(t, "fixture.png"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []tn.PartSummary{{Type: "image", MimeType: "image/png", Bytes: int64(len(fixtureBytes(t)))}}
+	if len(events) == 0 || events[0].Event != "llm" || !reflect.DeepEqual(events[0].Parts, want) {
+		t.Fatalf("llm event parts: %+v", events)
+	}
+	if last := events[len(events)-1]; last.Event != "run" || last.Parts != nil {
+		t.Fatalf("a run event has no parts: %+v", last)
 	}
 }

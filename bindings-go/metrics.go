@@ -17,40 +17,50 @@ import (
 // tool execution, Pending (never IsError) when the tool suspended; "run" (Model, Turns,
 // ToolCalls, TotalTokens, Ms, Error on failure), one per run, last.
 type MetricEvent struct {
-	Event            string // "llm", "tool" or "run"
-	Model            string // the model ("llm", "run")
-	Status           string // "ok" or "error" ("llm")
-	Ms               int64  // elapsed wall-clock milliseconds, rounded
-	PromptTokens     int    // per-call prompt tokens ("llm")
-	CompletionTokens int    // per-call completion tokens ("llm")
-	Tool             string // the tool ("tool")
-	Source           string // where the tool came from ("tool")
-	IsError          bool   // the tool failed ("tool")
-	Pending          bool   // the tool suspended, which is not a failure ("tool")
-	Turns            int    // model round trips ("run")
-	ToolCalls        int    // tool calls ("run")
-	TotalTokens      int    // tokens over the run ("run")
-	Error            string // the failure, only on a failed run
-	Warning          string // an advisory text (the port's classifier events; the engine sets none)
-	Question         string // the classifier question an event is about (the engine sets none)
+	Event            string        // "llm", "tool" or "run"
+	Model            string        // the model ("llm", "run")
+	Status           string        // "ok" or "error" ("llm")
+	Ms               int64         // elapsed wall-clock milliseconds, rounded
+	PromptTokens     int           // per-call prompt tokens ("llm")
+	CompletionTokens int           // per-call completion tokens ("llm")
+	Tool             string        // the tool ("tool")
+	Source           string        // where the tool came from ("tool")
+	IsError          bool          // the tool failed ("tool")
+	Pending          bool          // the tool suspended, which is not a failure ("tool")
+	Turns            int           // model round trips ("run")
+	ToolCalls        int           // tool calls ("run")
+	TotalTokens      int           // tokens over the run ("run")
+	Error            string        // the failure, only on a failed run
+	Warning          string        // an advisory text (the port's classifier events; the engine sets none)
+	Question         string        // the classifier question an event is about (the engine sets none)
+	Parts            []PartSummary // the request's content parts, never their data ("llm"; nil: none)
+}
+
+// PartSummary is what a metric event says of a content part: its type, MIME type and
+// decoded size, never its data.
+type PartSummary struct {
+	Type     string `json:"type"`
+	MimeType string `json:"mimeType"`
+	Bytes    int64  `json:"bytes"`
 }
 
 // metricWire is the engine's event JSON.
 type metricWire struct {
-	Event            string  `json:"event"`
-	Model            string  `json:"model"`
-	Status           string  `json:"status"`
-	Ms               float64 `json:"ms"`
-	PromptTokens     int     `json:"prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	Tool             string  `json:"tool"`
-	Source           string  `json:"source"`
-	IsError          bool    `json:"is_error"`
-	Pending          bool    `json:"pending"`
-	Turns            int     `json:"turns"`
-	ToolCalls        int     `json:"tool_calls"`
-	TotalTokens      int     `json:"total_tokens"`
-	Error            string  `json:"error"`
+	Event            string        `json:"event"`
+	Model            string        `json:"model"`
+	Status           string        `json:"status"`
+	Ms               float64       `json:"ms"`
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	Tool             string        `json:"tool"`
+	Source           string        `json:"source"`
+	IsError          bool          `json:"is_error"`
+	Pending          bool          `json:"pending"`
+	Turns            int           `json:"turns"`
+	ToolCalls        int           `json:"tool_calls"`
+	TotalTokens      int           `json:"total_tokens"`
+	Error            string        `json:"error"`
+	Parts            []PartSummary `json:"parts"`
 }
 
 //export goOnMetric
@@ -68,7 +78,7 @@ func goOnMetric(sink C.uintptr_t, eventJSON *C.char) {
 		Event: w.Event, Model: w.Model, Status: w.Status, Ms: int64(math.Round(w.Ms)),
 		PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, Tool: w.Tool, Source: w.Source,
 		IsError: w.IsError, Pending: w.Pending, Turns: w.Turns, ToolCalls: w.ToolCalls,
-		TotalTokens: w.TotalTokens, Error: w.Error,
+		TotalTokens: w.TotalTokens, Error: w.Error, Parts: w.Parts,
 	}
 	// An observer cannot fail the run.
 	if err := guard("OnMetric", func() error { f(ev); return nil }); err != nil {

@@ -42,6 +42,17 @@ describe('metrics', () => {
     assert.ok(text.endsWith('# TYPE toolnexus_run_errors_total counter\n'))
   })
 
+  test("an llm event lists its call's parts, never their data", async () => {
+    const events = []
+    const client = openaiClient(mock, { onMetric: (e) => events.push(e) })
+    mock.script([openaiReply('a square')])
+    const png = { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' }
+    await client.run([{ type: 'text', text: 'look' }, png])
+    assert.deepEqual(events[0].parts, [{ type: 'image', mimeType: 'image/png', bytes: 8 }])
+    assert.ok(!JSON.stringify(events).includes(png.data))
+    assert.equal(events.at(-1).parts, undefined)
+  })
+
   test('a failed run reports its error, never the key', async () => {
     const events = []
     const client = openaiClient(mock, { onMetric: (e) => events.push(e), retries: 0, apiKey: 'sk-node-secret' })
