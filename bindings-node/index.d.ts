@@ -50,7 +50,11 @@ export interface AfterToolEv {
  * included), one per tool execution (`pending` when the tool suspended, never an error), and
  * one per run, last (`error` when it failed). `ms` is wall time, with a fraction. */
 export type MetricEvent =
-  | { event: 'llm'; model: string; status: 'ok' | 'error'; ms: number; promptTokens: number; completionTokens: number }
+  | {
+      event: 'llm'; model: string; status: 'ok' | 'error'; ms: number; promptTokens: number; completionTokens: number
+      /** The call's content parts, never their data (only when it had any). */
+      parts?: { type: string; mimeType: string | null; bytes: number }[]
+    }
   | { event: 'tool'; tool: string; source: string; isError: boolean; ms: number; pending?: boolean }
   | { event: 'run'; model: string; turns: number; toolCalls: number; totalTokens: number; ms: number; error?: string }
 
