@@ -279,15 +279,28 @@
       (throw (IllegalArgumentException. "toolnexus: not a client; make one with toolnexus.client/create-client"))))
 
 (defn- run-input
-  "Runs the engine's `input_json` data `input` on `client` with `toolkit`, blocking."
-  [client toolkit input]
-  (let [c (native-client client)
-        tk (tool/native toolkit)
-        outcome (ffi/call-result "tn_client_run" (ffi/ptr c) (ffi/ptr tk)
-                                 (ffi/c-string (json/write-str input)) nil)]
-    (ffi/keep-alive c)
-    (ffi/keep-alive tk)
-    (finish outcome)))
+  "Runs the engine's `input_json` data `input` on `client` with `toolkit`, blocking. With
+  `on-event` the run is streamed and each step reaches it as it happens, then
+  `{:type \"done\" :result r}` (not when the run throws)."
+  ([client toolkit input] (run-input client toolkit input nil))
+  ([client toolkit input on-event]
+   (let [c (native-client client)
+         tk (tool/native toolkit)
+         in (ffi/c-string (json/write-str input))
+         outcome (if on-event
+                   (let [sink (host/register! {:on-event (comp on-event convert/stream-event)})]
+                     (try
+                       (ffi/call-result "tn_client_stream" (ffi/ptr c) (ffi/ptr tk) in nil host/event-callback sink)
+                       (finally (host/unregister! sink))))
+                   (ffi/call-result "tn_client_run" (ffi/ptr c) (ffi/ptr tk) in nil))]
+     (ffi/keep-alive c)
+     (ffi/keep-alive tk)
+     (let [r (finish outcome)]
+       (when on-event
+         (try (on-event {:type "done" :result r})
+              (catch Throwable e
+                (binding [*out* *err*] (println (str "WARNING: toolnexus: :on-event threw: " (host/message e)))))))
+       r))))
 
 (defn run
   "Runs the tool-calling loop for `prompt` and blocks until it ends. `prompt` is a string or a
@@ -295,10 +308,14 @@
   the model is to read them; an error part among them throws ex-info of kind
   `:content_part` before anything is sent, as does a part the engine refuses (or
   `:unsupported_part`, for one the provider's style cannot take). `ctx` is
-  `{:toolkit tk :history [messages...] :conversation-id id}` (all optional; `:history` is a
-  prior transcript in the provider's message shape, e.g. the `:messages` of an earlier
-  result; `:conversation-id` makes the run the next turn of that conversation in the client's
-  store, as `ask` does).
+  `{:toolkit tk :history [messages...] :conversation-id id :on-event f}` (all optional;
+  `:history` is a prior transcript in the provider's message shape, e.g. the `:messages` of an
+  earlier result; `:conversation-id` makes the run the next turn of that conversation in the
+  client's store, as `ask` does). With `:on-event` the model's answers are streamed and `f`
+  gets each step as it happens, on the library's thread, in order (see
+  `toolnexus.impl.convert/stream-event`: text deltas, tool calls and results, a `pending`
+  Request before `:wait-for` is asked or on a durable halt, the usage), then `{:type \"done\"
+  :result r}`; what `f` throws is printed on *err* and the run goes on.
 
   Returns the RunResult `{:text :messages :tool-calls [{:name :args :output :isError
   :metadata}] :tool-call-count :turns :usage {:prompt-tokens :completion-tokens
@@ -307,16 +324,17 @@
   with `run-with-answer`). Throws ex-info (see the namespace doc) when the run fails."
   ([client prompt] (run client prompt {}))
   ([client prompt ctx]
-   (let [unknown (remove #{:toolkit :history :conversation-id} (keys ctx))]
+   (let [unknown (remove #{:toolkit :history :conversation-id :on-event} (keys ctx))]
      (when (seq unknown)
        (throw (ex-info (str "toolnexus: unsupported run option(s) " (vec unknown)
-                            "; known: :toolkit :history :conversation-id")
+                            "; known: :toolkit :history :conversation-id :on-event")
                        {:kind :invalid_argument :options (vec unknown)}))))
    (when-let [bad (content/first-error prompt)]
      (throw (error/ex {:kind "content_part" :code (ffi/status :content_part) :message (:error bad)})))
    (run-input client (:toolkit ctx) (cond-> {:prompt prompt}
                                       (some? (:history ctx)) (assoc :history (:history ctx))
-                                      (some? (:conversation-id ctx)) (assoc :id (:conversation-id ctx))))))
+                                      (some? (:conversation-id ctx)) (assoc :id (:conversation-id ctx)))
+              (:on-event ctx))))
 
 (defn run-with-answer
   "Resumes a run that halted with status \"pending\": `history` is its `:messages`, `pending`

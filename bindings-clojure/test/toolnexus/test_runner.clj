@@ -11,7 +11,8 @@
     toolnexus.conformance-test
     toolnexus.sources-test
     toolnexus.translate-test
-    toolnexus.content-test])
+    toolnexus.content-test
+    toolnexus.stream-test])
 
 (defn -main [& args]
   (let [nss (if (seq args) (mapv symbol args) default-namespaces)]

@@ -61,6 +61,18 @@
     (contains? m :limit) (assoc :limit (:limit m))
     (contains? m :pending) (assoc :pending (:pending m))))
 
+(defn stream-event
+  "A streamed run's step as the Clojure port's `:on-event` map: `{:type \"text\" :delta}`,
+  `{:type \"tool_call\" :id :name :args}`, `{:type \"tool_result\" :id :name :output
+  :isError}`, `{:type \"pending\" :request}`, `{:type \"usage\" :usage {:prompt-tokens
+  :completion-tokens :total-tokens}}`."
+  [m]
+  (case (:type m)
+    "tool_result" {:type "tool_result" :id (:id m) :name (:name m) :output (:output m)
+                   :isError (boolean (:is_error m))}
+    "usage" {:type "usage" :usage (usage (:usage m))}
+    m))
+
 (def host-option-keys
   "Client options that are host functions, served through callbacks."
   #{:wait-for :http-client :hooks :on-error :on-metric :generate})

@@ -351,18 +351,25 @@
 (defonce hook-callback (named-callback on-hook))
 (defonce store-callback (named-callback on-store))
 
-(defonce on-metric-callback
-  ;; Called on the library's thread with nothing to complete, in order: the event goes to the
-  ;; client's :on-metric right here. An observer cannot fail the run, so what it throws is
-  ;; printed on *err* (never back into JNA, which would drop it).
+(defn- sink-callback
+  "A callback handing each JSON event of a run to the entry's function under `k`, called on
+  the library's thread with nothing to complete, in order. An observer cannot fail the run,
+  so what it throws is printed on *err* (never back into JNA, which would drop it)."
+  [k]
   (reify MetricCallback
     (invoke [_ user-data event]
       (try
-        (when-let [f (:on-metric (entry-of user-data))]
+        (when-let [f (get (entry-of user-data) k)]
           (f (json/read-str (ffi/read-string-at event))))
         (catch Throwable e
-          (try (binding [*out* *err*] (println (str "WARNING: toolnexus: :on-metric threw: " (message e))))
+          (try (binding [*out* *err*] (println (str "WARNING: toolnexus: " k " threw: " (message e))))
                (catch Throwable _ nil)))))))
+
+(defonce on-metric-callback (sink-callback :on-metric))
+
+(defonce event-callback
+  ;; A streamed run's steps (tn_client_stream's on_event), for the run's :on-event.
+  (sink-callback :on-event))
 
 (defonce on-warning-callback
   ;; What a run warns about (a tool's content part sent as its text placeholder, once per kind
