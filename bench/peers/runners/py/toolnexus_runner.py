@@ -38,14 +38,19 @@ async def build_suspend(ctx: harness.Ctx):
 
     async def approve(action: str, ctx: tn.ToolContext) -> object:
         counter.calls += 1
-        if ctx.answer is None:
-            return tn.pending(kind="approval", prompt=f"Approve {action}?", id=f"ap-{ctx.call_id}")
+        # Upstream passes no context on a tool's first run, and has no call_id.
+        if getattr(ctx, "answer", None) is None:
+            call_id = getattr(ctx, "call_id", None)
+            return tn.pending(kind="approval", prompt=f"Approve {action}?", id=f"ap-{call_id}" if call_id else None)
         return f"approved: {action}"
 
     tk = await tn.create_toolkit(builtins=False, extra_tools=[
         tn.define_tool(approve, name="approve", description=harness.APPROVE_DESC)])
     inline = client(ctx, wait_for=lambda req: tn.answer_output(req.id, "yes"))
     durable = client(ctx)
+    if not hasattr(durable, "run_with_answer"):
+        raise harness.NotApplicable("a run halts on a suspension (status pending) but the client has no "
+                                    "way to resume it: no run_with_answer")
     prompt = ctx.spec.prompt
 
     async def run_once() -> str:
