@@ -101,6 +101,14 @@ def cell_na(d: Data, rid: str, scenario: str) -> str | None:
     return None
 
 
+def bindings(d: Data):
+    """(row id, its raw loop's id) for each binding row of the results."""
+    for lang, raw in RAW.items():
+        rid = next((r["id"] for r in d.rows if r["kind"] == "binding" and r["lang"] == lang), None)
+        if rid is not None:
+            yield rid, raw
+
+
 def targets(d: Data) -> tuple[list[str], int, int]:
     """The issue's targets, per binding row: lines of markdown, and the met / missed counts."""
     lines, met, missed = [], 0, 0
@@ -115,10 +123,7 @@ def targets(d: Data) -> tuple[list[str], int, int]:
     lines += ["Overhead p50 at most 0.5x the raw loop's of the binding's own language, on every scenario "
               "(for the Rust engine, whose raw loop is the floor: overhead at most 0.5x the floor's time per unit).", "",
               "| binding | scenario | overhead p50 ms | raw loop's ms | ratio | target |", "|---|---|---|---|---|---|"]
-    for lang, raw in RAW.items():
-        rid = next((r["id"] for r in d.rows if r["kind"] == "binding" and r["lang"] == lang), None)
-        if rid is None:
-            continue
+    for rid, raw in bindings(d):
         for sc in d.scenarios:
             ours = d.stat(rid, sc, "ovh50")
             ref = d.stat("floor", sc, "p50") if raw == "floor" else d.stat(raw, sc, "ovh50")
@@ -135,10 +140,7 @@ def targets(d: Data) -> tuple[list[str], int, int]:
         lines += ["", f"Cost per prior message per model call ({sc} against weather) at most the raw loop's (for the "
                   "engine: its added cost at most the floor's own cost per message).", "",
                   "| binding | µs per prior message per call | raw loop's | target |", "|---|---|---|---|"]
-        for lang, raw in RAW.items():
-            rid = next((r["id"] for r in d.rows if r["kind"] == "binding" and r["lang"] == lang), None)
-            if rid is None:
-                continue
+        for rid, raw in bindings(d):
             ours = d.per_message_us(rid, sc)
             ref = d.per_message_us("floor", sc, overhead=False) if raw == "floor" else d.per_message_us(raw, sc)
             ok = None if ours is None or ref is None else ours <= max(ref, 0.0)

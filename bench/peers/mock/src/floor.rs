@@ -113,13 +113,18 @@ fn fail(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::Other, msg)
 }
 
-pub fn run_openai(conn: &mut Conn, sc: &Scenario) -> io::Result<RunOutcome> {
-    let path = format!("/s/{}/v1/chat/completions", sc.name);
-    let mut messages = vec![json!({"role": "system", "content": scenario::SYSTEM_PROMPT})];
+/// The prior messages of history-N, then the user's prompt: how every run opens.
+fn push_opening(messages: &mut Vec<Value>, sc: &Scenario) {
     for i in 0..sc.history {
         messages.push(json!({"role": scenario::history_role(i), "content": scenario::history_text(i)}));
     }
     messages.push(json!({"role": "user", "content": sc.prompt()}));
+}
+
+pub fn run_openai(conn: &mut Conn, sc: &Scenario) -> io::Result<RunOutcome> {
+    let path = format!("/s/{}/v1/chat/completions", sc.name);
+    let mut messages = vec![json!({"role": "system", "content": scenario::SYSTEM_PROMPT})];
+    push_opening(&mut messages, sc);
     let tools = scenario::openai_tools(sc.kind);
     let mut n_tools = 0;
     for turn in 1..=MAX_TURNS {
@@ -197,10 +202,7 @@ fn fold_openai_sse(body: &[u8]) -> io::Result<Value> {
 pub fn run_anthropic(conn: &mut Conn, sc: &Scenario) -> io::Result<RunOutcome> {
     let path = format!("/s/{}/v1/messages", sc.name);
     let mut messages = Vec::with_capacity(sc.history + 8);
-    for i in 0..sc.history {
-        messages.push(json!({"role": scenario::history_role(i), "content": scenario::history_text(i)}));
-    }
-    messages.push(json!({"role": "user", "content": sc.prompt()}));
+    push_opening(&mut messages, sc);
     let tools = scenario::anthropic_tools(sc.kind);
     let mut n_tools = 0;
     for turn in 1..=MAX_TURNS {

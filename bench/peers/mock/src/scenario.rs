@@ -311,25 +311,23 @@ mod tests {
         assert!(Scenario::parse("concurrent-0").is_none());
     }
 
-    fn parse(v: &[Value]) -> String {
-        serde_json::to_string(v).unwrap()
+    /// What the model says next to this transcript (parsed as the server parses it).
+    fn next(sc: &Scenario, msgs: &[Value], anthropic: bool) -> (usize, Action) {
+        let text = serde_json::to_string(msgs).unwrap();
+        let parsed: Vec<Msg> = serde_json::from_str(&text).unwrap();
+        let (steps, res) = if anthropic { anthropic_state(&parsed) } else { openai_state(&parsed) };
+        (steps, decide(sc, steps, &res, anthropic))
     }
 
     #[test]
     fn weather_turns() {
         let sc = Scenario::parse("weather").unwrap();
         let mut msgs = vec![json!({"role": "system", "content": "s"}), json!({"role": "user", "content": "q"})];
-        let text = parse(&msgs);
-        let parsed: Vec<Msg> = serde_json::from_str(&text).unwrap();
-        let (steps, res) = openai_state(&parsed);
-        assert!(matches!(decide(&sc, steps, &res, false), Action::Tools(ref c) if c.len() == 2));
+        assert!(matches!(next(&sc, &msgs, false).1, Action::Tools(ref c) if c.len() == 2));
         msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "x"}]}));
         msgs.push(json!({"role": "tool", "tool_call_id": "x", "content": "Sunny"}));
         msgs.push(json!({"role": "tool", "tool_call_id": "y", "content": [{"type": "text", "text": "4"}]}));
-        let text = parse(&msgs);
-        let parsed: Vec<Msg> = serde_json::from_str(&text).unwrap();
-        let (steps, res) = openai_state(&parsed);
-        match decide(&sc, steps, &res, false) {
+        match next(&sc, &msgs, false).1 {
             Action::Final(t) => assert_eq!(t, "FINAL weather: Sunny | 4"),
             _ => panic!("expected final"),
         }
@@ -340,18 +338,13 @@ mod tests {
         let sc = Scenario::parse("chain-2").unwrap();
         let mut msgs = vec![json!({"role": "user", "content": "go"})];
         for step in 0..2 {
-            let text = parse(&msgs);
-            let parsed: Vec<Msg> = serde_json::from_str(&text).unwrap();
-            let (steps, res) = anthropic_state(&parsed);
+            let (steps, action) = next(&sc, &msgs, true);
             assert_eq!(steps, step);
-            assert!(matches!(decide(&sc, steps, &res, true), Action::Tools(_)));
+            assert!(matches!(action, Action::Tools(_)));
             msgs.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "add", "input": {}}]}));
             msgs.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "2"}]}));
         }
-        let text = parse(&msgs);
-        let parsed: Vec<Msg> = serde_json::from_str(&text).unwrap();
-        let (steps, res) = anthropic_state(&parsed);
-        match decide(&sc, steps, &res, true) {
+        match next(&sc, &msgs, true).1 {
             Action::Final(t) => assert_eq!(t, "FINAL chain-2: 2 | 2"),
             _ => panic!("expected final"),
         }
