@@ -210,8 +210,7 @@ pub fn run_anthropic(conn: &mut Conn, sc: &Scenario) -> io::Result<RunOutcome> {
             "model": "claude-mock", "max_tokens": 1024, "system": scenario::SYSTEM_PROMPT,
             "messages": messages, "tools": tools
         }))?;
-        let (status, resp) =
-            conn.post(&path, "x-api-key: sk-mock\r\nanthropic-version: 2023-06-01\r\n", &body)?;
+        let (status, resp) = conn.post(&path, "x-api-key: sk-mock\r\nanthropic-version: 2023-06-01\r\n", &body)?;
         if status != 200 {
             return Err(fail(format!("HTTP {status}: {}", String::from_utf8_lossy(&resp))));
         }
@@ -326,7 +325,8 @@ pub fn main(o: Opts) -> io::Result<()> {
     let sc = Scenario::parse(&o.scenario).ok_or_else(|| fail(format!("unknown scenario {}", o.scenario)))?;
     let mut conn = Conn::new(&o.base_url)?;
     let anthropic = o.style == "anthropic";
-    let workers = if sc.concurrency > 1 { Some(Workers::start(sc.concurrency, &o.base_url, &sc, anthropic)?) } else { None };
+    let workers =
+        if sc.concurrency > 1 { Some(Workers::start(sc.concurrency, &o.base_url, &sc, anthropic)?) } else { None };
     let init_ms = t0.elapsed().as_secs_f64() * 1e3;
     let (turns, tools) = sc.expected();
     let per_unit = sc.runs_per_unit * sc.concurrency;

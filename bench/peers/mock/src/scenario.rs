@@ -154,11 +154,9 @@ pub fn decide(sc: &Scenario, steps: usize, results: &[String], anthropic: bool) 
 pub fn openai_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(""),
+        Value::Array(parts) => {
+            parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("")
+        }
         Value::Null => String::new(),
         other => other.to_string(),
     }
@@ -341,8 +339,12 @@ mod tests {
             let (steps, action) = next(&sc, &msgs, true);
             assert_eq!(steps, step);
             assert!(matches!(action, Action::Tools(_)));
-            msgs.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "add", "input": {}}]}));
-            msgs.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "2"}]}));
+            msgs.push(
+                json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "add", "input": {}}]}),
+            );
+            msgs.push(
+                json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "2"}]}),
+            );
         }
         match next(&sc, &msgs, true).1 {
             Action::Final(t) => assert_eq!(t, "FINAL chain-2: 2 | 2"),
