@@ -274,10 +274,13 @@ def svg(d: Data) -> str:
         x0, y0 = 10 + (n % cols) * pw, 60 + (n // cols) * (ph + 20)
         plot_w = pw - label_w - 60
         o.append(f'<text x="{x0}" y="{y0 + 12}" font-size="12" font-weight="bold">{esc(sc)}</text>')
-        for e in range(int(math.log10(lo)), int(math.log10(hi)) + 1):
+        decades = range(int(math.log10(lo)), int(math.log10(hi)) + 1)
+        for e in decades:
             gx = x0 + label_w + plot_w * (e - math.log10(lo)) / span
-            o.append(f'<line x1="{gx:.1f}" y1="{y0 + 20}" x2="{gx:.1f}" y2="{y0 + ph - 6}" stroke="#ddd"/>'
-                     f'<text x="{gx:.1f}" y="{y0 + ph + 6}" text-anchor="middle" fill="#555">{10.0 ** e:g}</text>')
+            o.append(f'<line x1="{gx:.1f}" y1="{y0 + 20}" x2="{gx:.1f}" y2="{y0 + ph - 6}" stroke="#ddd"/>')
+            if len(decades) <= 6 or (e - decades[0]) % 2 == 0:  # every other label when they would touch
+                tick = f"{10 ** (e - 3)}k" if e >= 3 else f"{10.0 ** e:g}"
+                o.append(f'<text x="{gx:.1f}" y="{y0 + ph + 6}" text-anchor="middle" fill="#555">{tick}</text>')
         for j, r in enumerate(rows):
             y = y0 + 22 + j * (bar + 4)
             v = d.stat(r["id"], sc, "ovh50")
@@ -286,8 +289,9 @@ def svg(d: Data) -> str:
                 o.append(f'<text x="{x0 + label_w + 4}" y="{y + bar - 3}" fill="#999">n/a</text>')
                 continue
             w = plot_w * (math.log10(max(v, lo)) - math.log10(lo)) / span
+            shown = f"{v:.0f}" if v >= 100 else f"{v:.3g}"
             o.append(f'<rect x="{x0 + label_w}" y="{y}" width="{max(w, 1):.1f}" height="{bar}" fill="{COLORS[r["kind"]]}"/>'
-                     f'<text x="{x0 + label_w + max(w, 1) + 4:.1f}" y="{y + bar - 3}">{v:.3g}</text>')
+                     f'<text x="{x0 + label_w + max(w, 1) + 4:.1f}" y="{y + bar - 3}">{shown}</text>')
     o.append("</svg>")
     return "\n".join(o) + "\n"
 
