@@ -136,14 +136,15 @@ bench-transports: bench-mock
 	done; done
 
 # The engine, every binding beside its language's raw loop, and the peers, interleaved in one
-# run (bench/peers/README.md); rewrites docs/benchmarks.md and docs/benchmarks.svg from what it
-# measured. BENCH_QUICK=1 runs a few units per row, to prove the pipeline; a full run takes
-# about 15 minutes on a quiet 2-core machine. Not part of `make test`: it installs the peers
-# from the registries and needs release builds of every binding.
+# run (bench/peers/README.md); keeps what it measured in docs/benchmarks.json and rewrites
+# docs/benchmarks.md and docs/benchmarks.svg from it. BENCH_QUICK=1 runs a few units per row,
+# to prove the pipeline; a full run takes about 10 minutes (9 measured on this 2-core machine).
+# Not part of `make test`: it installs the peers from the registries and needs release builds
+# of every binding.
 bench-peers:
 	bench/peers/setup.sh
-	python3 bench/peers/run.py --out "$(CARGO_TARGET_DIR)/bench-peers/results.json"
-	python3 bench/peers/report.py "$(CARGO_TARGET_DIR)/bench-peers/results.json"
+	python3 bench/peers/run.py --out docs/benchmarks.json
+	python3 bench/peers/report.py docs/benchmarks.json
 
 $(CBINDGEN):
 	$(CARGO) install cbindgen --version $(CBINDGEN_VERSION) --locked --quiet --root $(TOOLS_DIR)/cbindgen-$(CBINDGEN_VERSION)

@@ -240,8 +240,9 @@ def doc(d: Data) -> str:
     out += ["", "## Running it", "",
             "`make bench-peers` installs what is missing (bench/peers/setup.sh: release builds of the engine and "
             "the bindings, the peers pinned from PyPI by hash and from npm by lock file, all under "
-            "`$CARGO_TARGET_DIR/bench-peers`), runs every row, and rewrites this page. `BENCH_QUICK=1` proves the "
-            "pipeline in a few minutes; `BENCH_SCENARIOS=weather,suspend` and `BENCH_ONLY=rust,python,python-raw` "
+            "`$CARGO_TARGET_DIR/bench-peers`), runs every row, and rewrites this page; a full run takes about ten "
+            "minutes once built. `BENCH_QUICK=1` proves the pipeline in about a minute; "
+            "`BENCH_SCENARIOS=weather,suspend` and `BENCH_ONLY=rust,python,python-raw` "
             "narrow it. On a loaded machine every row is slower and the spread grows: repeat, and compare rows "
             "within one run.", ""]
     return "\n".join(out)
@@ -253,7 +254,7 @@ COLORS = {"binding": "#2563eb", "baseline": "#6b7280", "peer": "#ea580c"}
 def svg(d: Data) -> str:
     """Small multiples: per scenario, each row's overhead p50 as a bar on a log scale."""
     rows = [r for r in d.rows if r["id"] != "floor"]
-    cols, pw, bar, label_w = 2, 470, 14, 200
+    cols, pw, bar, label_w = 2, 490, 14, 225
     ph = 40 + len(rows) * (bar + 4)
     nrows = math.ceil(len(d.scenarios) / cols)
     width, height = cols * pw + 20, nrows * (ph + 20) + 60

@@ -40,7 +40,7 @@ PY, NODE = HERE / "runners" / "py", HERE / "runners" / "node"
 SCENARIOS = "weather,chain-5,history-200,stream,concurrent-100,suspend"
 
 # Timed units and warmup per scenario: (full, quick). A unit of concurrent-100 is 100 runs.
-RUNS = {"concurrent": (15, 3), "history": (60, 6), "default": (150, 8)}
+RUNS = {"concurrent": (20, 3), "history": (100, 6), "default": (250, 8)}
 WARMUP = {"concurrent": (2, 1), "default": (15, 2)}
 # A row that has spent this long on one scenario's timed batches stops there (its samples so
 # far count): pydantic-ai takes ~1.5 s per concurrent-100 unit, the engine ~10 ms.
@@ -66,7 +66,7 @@ def rows() -> list[Row]:
     ours_py = venv("ours")
     return [
         Row("floor", "floor: rust raw client", "rust", "floor", [str(MOCK), "floor"], MOCK),
-        Row("rust", "toolnexus (rust engine)", "rust", "binding", [str(TARGET / "release" / "runner")],
+        Row("rust", "toolnexus (rust engine, current-thread)", "rust", "binding", [str(TARGET / "release" / "runner")],
             TARGET / "release" / "runner"),
         Row("python", "toolnexus (python binding)", "python", "binding", [str(ours_py), str(PY / "toolnexus_runner.py")],
             ours_py),
@@ -271,7 +271,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--settle", type=float, default=float(env("BENCH_SETTLE", 60)),
                     help="wait up to this many s for a quiet machine first (BENCH_SETTLE; 0: no wait)")
-    ap.add_argument("--out", default=env("BENCH_OUT", str(OUT / "results.json")))
+    ap.add_argument("--out", default=env("BENCH_OUT", str(OUT / "results.json")), help="results JSON (BENCH_OUT)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     repeats = args.repeats or (1 if args.quick else 3)

@@ -213,7 +213,7 @@ impl Bench {
         if self.spec.concurrency == 1 {
             return Ok(vec![Bench::run(&self.client, &self.toolkit, &self.spec, &self.history).await?]);
         }
-        // Tasks on the runtime's worker threads, as a Rust service would run them.
+        // Tasks of the runtime (on its one thread, or its workers with TN_BENCH_RUNTIME=multi).
         let mut set = tokio::task::JoinSet::new();
         let spec = Arc::new(Spec::parse("weather")?);
         for _ in 0..self.spec.concurrency {
@@ -343,9 +343,20 @@ async fn main_loop(args: Vec<String>) -> Result<(), String> {
     Ok(())
 }
 
-#[tokio::main]
-async fn main() {
-    if let Err(e) = main_loop(std::env::args().skip(1).collect()).await {
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // A current-thread runtime, as `make bench` has it. A multi-thread one driven from
+    // block_on (what #[tokio::main] does) hops threads on every I/O event, and after an idle
+    // gap those hops are slow on this VM: in batches of 10 runs 50 ms apart, weather took
+    // 0.15-0.24 ms per run (CPU 0.11-0.13 ms) against 0.058-0.063 ms (CPU 0.044-0.053 ms) on
+    // a current-thread runtime, which matched the floor. TN_BENCH_RUNTIME=multi measures that.
+    let rt = if std::env::var("TN_BENCH_RUNTIME").as_deref() == Ok("multi") {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    };
+    let outcome = rt.map_err(err).and_then(|rt| rt.block_on(main_loop(args)));
+    if let Err(e) = outcome {
         emit(&json!({"event": "error", "error": e}));
         std::process::exit(1);
     }
