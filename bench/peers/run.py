@@ -86,9 +86,14 @@ def rows() -> list[Row]:
             venv("pydantic-ai")),
         Row("langgraph", "langgraph", "python", "peer", [str(venv("langgraph")), str(PY / "langgraph_runner.py")],
             venv("langgraph")),
+        Row("openai-agents", "openai-agents (python)", "python", "peer",
+            [str(venv("openai-agents")), str(PY / "openai_agents_runner.py")], venv("openai-agents")),
         Row("vercel-ai", "vercel ai (node)", "node", "peer",
             [node, str(NODE / "ai_sdk_runner.mjs"), "--node-dir", str(OUT / "node-peers")],
             OUT / "node-peers" / "node_modules" / "ai"),
+        Row("openai-agents-js", "@openai/agents (node)", "node", "peer",
+            [node, str(NODE / "openai_agents_runner.mjs"), "--node-dir", str(OUT / "node-peers")],
+            OUT / "node-peers" / "node_modules" / "@openai" / "agents"),
     ]
 
 

@@ -72,6 +72,6 @@ step rust-runner build_rust_runner
 step python-binding python_binding
 step node-binding node_binding
 step go-runners go_runners
-for peer in upstream pydantic-ai langgraph; do step "py-$peer" py_peer "$peer"; done
+for peer in upstream pydantic-ai langgraph openai-agents; do step "py-$peer" py_peer "$peer"; done
 step node-peers node_peers
 exit $status

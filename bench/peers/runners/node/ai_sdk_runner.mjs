@@ -1,6 +1,6 @@
 // Vercel AI SDK runner: generateText (or streamText with --stream) + @ai-sdk/openai Chat
 // Completions model (provider.chat) + two tools, step limit stepCountIs(MAX_TURNS).
-//   node ai_sdk_runner.mjs --node-dir /tmp/bench-venvs/node-ai --base-url http://127.0.0.1:PORT
+//   node ai_sdk_runner.mjs --node-dir $CARGO_TARGET_DIR/bench-peers/node-peers --base-url http://127.0.0.1:PORT
 import { NotApplicable, Tools, importFrom, main, packageVersion } from "./harness.mjs"
 
 // Why the suspend row is n/a (shown in docs/benchmarks.md).

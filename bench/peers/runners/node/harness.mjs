@@ -13,7 +13,7 @@
 //
 // Frameworks are imported from --node-dir DIR (a folder with node_modules/), or a package
 // folder given directly (--pkg-dir DIR), through importFrom() below — so the runner files
-// live here and the packages under /tmp/bench-venvs/<name>/.
+// live here and the packages under $CARGO_TARGET_DIR/bench-peers/.
 //
 // Modes: standalone (warmup W, time N runs, print ONE JSON result line) or --control
 // (same stdin protocol as the Python harness: warmup K | run K | done).
