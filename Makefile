@@ -5,6 +5,7 @@
 #   make bench      the engine's cost per agent run against the shared mock, beside the bare floor
 #   make bench-transports  the same, over the engine's own transport and over reqwest, interleaved
 #   make bench-memory  durable halts and resumes per second through each conversation store
+#   make bench-peers  the engine, every binding, their raw loops and the peers; writes docs/benchmarks.md
 #   make header     regenerate include/toolnexus.h with the pinned cbindgen
 #   make c-install  install libtoolnexus, its header and toolnexus.pc under PREFIX (/usr/local)
 #   make fuzz       every fuzz target for FUZZ_SECONDS each (600); make fuzz-short is part of test
@@ -42,10 +43,10 @@ VALGRIND := valgrind --quiet --child-silent-after-fork=yes --leak-check=full --e
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test setup fmt-check clippy rust-tests spec-check bench bench-transports bench-memory bench-mock header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests fuzz fuzz-short miri reliability
+.PHONY: help demo test setup fmt-check clippy rust-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests fuzz fuzz-short miri reliability
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
@@ -138,6 +139,17 @@ bench-transports: bench-mock
 	  "$(CARGO_TARGET_DIR)/release/toolnexus-bench" --mockllm "$(CARGO_TARGET_DIR)/bench-mock/release/mockllm" \
 	    --scenario weather --style openai --runs $(BENCH_RUNS) --transport $$transport | tail -n 1; \
 	done; done
+
+# The engine, every binding beside its language's raw loop, and the peers, interleaved in one
+# run (bench/peers/README.md); keeps what it measured in docs/benchmarks.json and rewrites
+# docs/benchmarks.md and docs/benchmarks.svg from it. BENCH_QUICK=1 runs a few units per row,
+# to prove the pipeline; a full run takes about 10 minutes (9 measured on this 2-core machine).
+# Not part of `make test`: it installs the peers from the registries and needs release builds
+# of every binding.
+bench-peers:
+	bench/peers/setup.sh
+	python3 bench/peers/run.py --out docs/benchmarks.json
+	python3 bench/peers/report.py docs/benchmarks.json
 
 $(CBINDGEN):
 	$(CARGO) install cbindgen --version $(CBINDGEN_VERSION) --locked --quiet --root $(TOOLS_DIR)/cbindgen-$(CBINDGEN_VERSION)
