@@ -143,7 +143,7 @@ bench-transports: bench-mock
 # The engine, every binding beside its language's raw loop, and the peers, interleaved in one
 # run (bench/peers/README.md); keeps what it measured in docs/benchmarks.json and rewrites
 # docs/benchmarks.md and docs/benchmarks.svg from it. BENCH_QUICK=1 runs a few units per row,
-# to prove the pipeline; a full run takes about 10 minutes (9 measured on this 2-core machine).
+# to prove the pipeline; a full run takes about 14 minutes (measured on this 2-core machine).
 # Not part of `make test`: it installs the peers from the registries and needs release builds
 # of every binding.
 bench-peers:

@@ -240,7 +240,7 @@ def doc(d: Data) -> str:
     out += ["", "## Running it", "",
             "`make bench-peers` installs what is missing (bench/peers/setup.sh: release builds of the engine and "
             "the bindings, the peers pinned from PyPI by hash and from npm by lock file, all under "
-            "`$CARGO_TARGET_DIR/bench-peers`), runs every row, and rewrites this page; a full run takes about ten "
+            "`$CARGO_TARGET_DIR/bench-peers`), runs every row, and rewrites this page; a full run takes about 14 "
             "minutes once built. `BENCH_QUICK=1` proves the pipeline in about a minute; "
             "`BENCH_SCENARIOS=weather,suspend` and `BENCH_ONLY=rust,python,python-raw` "
             "narrow it. On a loaded machine every row is slower and the spread grows: repeat, and compare rows "

@@ -1,12 +1,9 @@
 // Vercel AI SDK runner: generateText (or streamText with --stream) + @ai-sdk/openai Chat
 // Completions model (provider.chat) + two tools, step limit stepCountIs(MAX_TURNS).
 //   node ai_sdk_runner.mjs --node-dir $CARGO_TARGET_DIR/bench-peers/node-peers --base-url http://127.0.0.1:PORT
-import { NotApplicable, Tools, importFrom, main, packageVersion } from "./harness.mjs"
+import { NO_INLINE_SUSPENSION, NotApplicable, Tools, importFrom, main, packageVersion } from "./harness.mjs"
 
-// Why the suspend row is n/a (shown in docs/benchmarks.md).
-const SUSPEND_NA =
-  "no inline suspension: a tool cannot hand the loop a request to resolve and be re-run with the answer; " +
-  "needsApproval ends the step with an approval request and a later call resumes it (the durable half only)"
+const SUSPEND_NA = `${NO_INLINE_SUSPENSION}; needsApproval ends the step with an approval request and a later call resumes it (the durable half only)`
 
 const M = {}
 

@@ -37,6 +37,9 @@ export const MAX_TURNS = 20
 
 export class NotApplicable extends Error {}
 
+/** Why a peer's suspend row is n/a: what none of them has (each may add what it has instead). */
+export const NO_INLINE_SUSPENSION = "no inline suspension: a tool cannot hand the loop a request to resolve and be re-run with the answer"
+
 export const APPROVE_DESC = "Carry out an action once a human approves it."
 export const APPROVE_SCHEMA = { type: "object", properties: { action: { type: "string" } }, required: ["action"] }
 

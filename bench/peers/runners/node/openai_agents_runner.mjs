@@ -1,11 +1,8 @@
 // @openai/agents (JS) runner: Agent + OpenAIChatCompletionsModel + two tools, tracing off.
 //   node openai_agents_runner.mjs --node-dir $CARGO_TARGET_DIR/bench-peers/node-peers --base-url ...
-import { NotApplicable, Tools, importFrom, main, packageVersion } from "./harness.mjs"
+import { NO_INLINE_SUSPENSION, NotApplicable, Tools, importFrom, main, packageVersion } from "./harness.mjs"
 
-// Why the suspend row is n/a (shown in docs/benchmarks.md).
-const SUSPEND_NA =
-  "no inline suspension: a tool cannot hand the loop a request to resolve and be re-run with the answer; " +
-  "needsApproval interrupts the run and a RunState resumes it (the durable half only)"
+const SUSPEND_NA = `${NO_INLINE_SUSPENSION}; needsApproval interrupts the run and a RunState resumes it (the durable half only)`
 
 const M = {}
 

@@ -59,6 +59,10 @@ class NotApplicable(Exception):
     """The library has no way to do this scenario; the message says why."""
 
 
+# Why a peer's suspend row is n/a: what none of them has (each may add what it has instead).
+NO_INLINE_SUSPENSION = "no inline suspension: a tool cannot hand the loop a request to resolve and be re-run with the answer"
+
+
 APPROVE_DESC = "Carry out an action once a human approves it."
 APPROVE_SCHEMA = {"type": "object", "properties": {"action": {"type": "string"}}, "required": ["action"]}
 

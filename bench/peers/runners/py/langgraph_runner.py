@@ -13,8 +13,8 @@ import harness  # noqa: E402
 m = {}
 
 # Why the suspend row is n/a (shown in docs/benchmarks.md).
-SUSPEND_NA = ("no inline suspension the loop resolves and re-runs the tool for; interrupt() with a "
-              "checkpointer and Command(resume=...) cover the durable half only")
+SUSPEND_NA = (harness.NO_INLINE_SUSPENSION + "; interrupt() with a checkpointer and "
+              "Command(resume=...) cover the durable half only")
 
 
 def load() -> str:

@@ -8,8 +8,7 @@ import harness  # noqa: E402
 m = {}
 
 # Why the suspend row is n/a (shown in docs/benchmarks.md).
-SUSPEND_NA = ("no inline suspension: a tool cannot hand the loop a request to resolve and be re-run with "
-              "the answer")
+SUSPEND_NA = harness.NO_INLINE_SUSPENSION
 
 
 def load() -> str:

@@ -8,9 +8,8 @@ import harness  # noqa: E402
 m = {}
 
 # Why the suspend row is n/a (shown in docs/benchmarks.md).
-SUSPEND_NA = ("no inline suspension: a tool cannot hand the loop a request to resolve and be re-run with "
-              "the answer; its deferred tools (an approval ends the run, DeferredToolResults resumes it) "
-              "cover the durable half only")
+SUSPEND_NA = (harness.NO_INLINE_SUSPENSION + "; its deferred tools (an approval ends the run, "
+              "DeferredToolResults resumes it) cover the durable half only")
 
 
 def load() -> str:
