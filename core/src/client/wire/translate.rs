@@ -92,6 +92,14 @@ fn media_of(content: Option<&Value>) -> Result<Vec<Value>> {
     items.iter().filter(|b| is_media(b)).map(|b| validate(b).map(|()| b.clone())).collect()
 }
 
+/// A tool message's parts: those it carries as a transcript's (`parts`), then `media`, the
+/// ones in its content.
+fn tool_parts(m: &Value, media: Vec<Value>) -> Vec<Value> {
+    let mut parts = m.get("parts").and_then(Value::as_array).cloned().unwrap_or_default();
+    parts.extend(media);
+    parts
+}
+
 /// Whether `messages` already holds a system or developer message.
 pub(crate) fn has_system_message(messages: &[Value]) -> bool {
     messages.iter().any(|m| matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer")))
@@ -107,12 +115,7 @@ pub(crate) fn openai_transcript(messages: Vec<Value>) -> Result<Vec<Value>> {
             let media = media_of(m.get("content"))?;
             if matches!(m.get("role").and_then(Value::as_str), Some("tool" | "function")) && !media.is_empty() {
                 m["content"] = json!(content_text(m.get("content")));
-                let mut parts = match m.get("parts") {
-                    Some(Value::Array(p)) => p.clone(),
-                    _ => Vec::new(),
-                };
-                parts.extend(media);
-                m["parts"] = Value::Array(parts);
+                m["parts"] = Value::Array(tool_parts(&m, media));
             }
             Ok(m)
         })
@@ -149,11 +152,7 @@ pub(crate) fn anthropic_transcript(messages: &[Value]) -> Result<(Vec<Value>, St
                 if let Some(id) = m.get("tool_call_id").filter(|v| !v.is_null() && v.as_str() != Some("")) {
                     block.insert("tool_use_id".into(), json!(text_of(Some(id))));
                 }
-                let mut parts = match m.get("parts") {
-                    Some(Value::Array(p)) => p.clone(),
-                    _ => Vec::new(),
-                };
-                parts.extend(media);
+                let parts = tool_parts(m, media);
                 if !parts.is_empty() {
                     block.insert("parts".into(), Value::Array(parts));
                 }
