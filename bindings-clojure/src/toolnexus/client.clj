@@ -296,10 +296,7 @@
      (ffi/keep-alive c)
      (ffi/keep-alive tk)
      (let [r (finish outcome)]
-       (when on-event
-         (try (on-event {:type "done" :result r})
-              (catch Throwable e
-                (binding [*out* *err*] (println (str "WARNING: toolnexus: :on-event threw: " (host/message e)))))))
+       (when on-event (host/observe :on-event #(on-event {:type "done" :result r})))
        r))))
 
 (defn run

@@ -351,19 +351,23 @@
 (defonce hook-callback (named-callback on-hook))
 (defonce store-callback (named-callback on-store))
 
+(defn observe
+  "Runs `thunk`, a call of the host's observer under option `k`. An observer cannot fail the
+  run, so what it throws is printed on *err* (never back into JNA, which would drop it)."
+  [k thunk]
+  (try (thunk)
+       (catch Throwable e
+         (try (binding [*out* *err*] (println (str "WARNING: toolnexus: " k " threw: " (message e))))
+              (catch Throwable _ nil)))))
+
 (defn- sink-callback
-  "A callback handing each JSON event of a run to the entry's function under `k`, called on
-  the library's thread with nothing to complete, in order. An observer cannot fail the run,
-  so what it throws is printed on *err* (never back into JNA, which would drop it)."
+  "A callback handing each JSON event of a run to the entry's function under `k` (see
+  `observe`), called on the library's thread with nothing to complete, in order."
   [k]
   (reify MetricCallback
     (invoke [_ user-data event]
-      (try
-        (when-let [f (get (entry-of user-data) k)]
-          (f (json/read-str (ffi/read-string-at event))))
-        (catch Throwable e
-          (try (binding [*out* *err*] (println (str "WARNING: toolnexus: " k " threw: " (message e))))
-               (catch Throwable _ nil)))))))
+      (when-let [f (get (entry-of user-data) k)]
+        (observe k #(f (json/read-str (ffi/read-string-at event))))))))
 
 (defonce on-metric-callback (sink-callback :on-metric))
 
