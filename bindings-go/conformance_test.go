@@ -95,6 +95,7 @@ type scenarioStep struct {
 		Calls           map[string]int    `json:"calls"`
 		WaitForRequests []json.RawMessage `json:"wait_for_requests"`
 		OnErrorCalls    []json.RawMessage `json:"on_error_calls"`
+		Metrics         []string          `json:"metrics"`
 	} `json:"expect"`
 }
 
@@ -344,6 +345,9 @@ func replay(t *testing.T, sc scenario, goHTTP bool) {
 			same(t, where, "on_error_calls", roundTrip(step.Expect.OnErrorCalls), roundTrip(state.errorCalls))
 		}
 		state.mu.Unlock()
+		if step.Expect.Metrics != nil {
+			same(t, where, "metrics", step.Expect.Metrics, maskedMetrics(client.Metrics()))
+		}
 		if n := mock.unused(); n != 0 {
 			t.Errorf("%s: %d scripted replies were never requested", where, n)
 		}
@@ -477,6 +481,20 @@ func decode(raw []byte) any {
 		return fmt.Sprintf("undecodable: %v", err)
 	}
 	return out
+}
+
+// maskedMetrics is the Prometheus text as lines, each duration sample's value (`_bucket`,
+// `_sum`) made `*`: how long a call took is the one thing a replay cannot fix.
+func maskedMetrics(text string) []string {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i, line := range lines {
+		name, _, _ := strings.Cut(line, " ")
+		name, _, _ = strings.Cut(name, "{")
+		if !strings.HasPrefix(line, "#") && (strings.HasSuffix(name, "_seconds_bucket") || strings.HasSuffix(name, "_seconds_sum")) {
+			lines[i] = line[:strings.LastIndex(line, " ")] + " *"
+		}
+	}
+	return lines
 }
 
 func same(t *testing.T, where, what string, want, got any) {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,18 @@ def canonical(r: tn.RunResult) -> dict[str, Any]:
     return out
 
 
+def masked_metrics(text: str) -> list[str]:
+    """The Prometheus text as lines, each duration sample's value (`_bucket`, `_sum`) made `*`:
+    how long a call took is the one thing a replay cannot fix."""
+    lines = []
+    for line in text.splitlines():
+        name = re.split(r"[{ ]", line, maxsplit=1)[0]
+        if not line.startswith("#") and name.endswith(("_seconds_bucket", "_seconds_sum")):
+            line = line.rsplit(" ", 1)[0] + " *"
+        lines.append(line)
+    return lines
+
+
 async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
     sc = json.loads(path.read_text())
     counts: dict[str, int] = {}
@@ -212,6 +225,8 @@ async def replay(path: Path, mock: MockModel, sync: bool) -> list[str]:
         if sc.get("on_error") is not None:
             got["on_error_calls"] = list(seen_errors)
         expect = dict(step["expect"])
+        if "metrics" in expect:
+            got["metrics"] = masked_metrics(client.metrics())
         if sc.get("wait_for") is not None:
             # One turn's suspensions are waited for concurrently: compared as a set.
             got["wait_for_requests"] = sorted(seen_requests, key=_compact)

@@ -200,6 +200,23 @@ fn canonical(r: &RunResult) -> Value {
     serde_json::to_value(r).unwrap()
 }
 
+/// The client's Prometheus text as lines, each duration sample's value (`_bucket`, `_sum`)
+/// replaced by `*`: how long a call took is the one thing a replay cannot fix.
+fn masked_metrics(text: &str) -> Value {
+    let lines = text.lines().map(|line| {
+        let name = line.split(['{', ' ']).next().unwrap_or("");
+        match line.rfind(' ') {
+            Some(at)
+                if !line.starts_with('#') && (name.ends_with("_seconds_bucket") || name.ends_with("_seconds_sum")) =>
+            {
+                format!("{} *", &line[..at])
+            }
+            _ => line.to_string(),
+        }
+    });
+    Value::Array(lines.map(Value::String).collect())
+}
+
 /// Runs one scenario; returns its blessed form and the list of mismatches.
 async fn replay(path: &Path) -> (Value, Vec<String>) {
     let mut sc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -293,6 +310,9 @@ async fn replay(path: &Path) -> (Value, Vec<String>) {
         }
         if let Some(e) = &on_error {
             got.insert("on_error_calls".into(), Value::Array(e.seen.lock().unwrap().clone()));
+        }
+        if step.get("expect").is_some_and(|e| e.get("metrics").is_some()) {
+            got.insert("metrics".into(), masked_metrics(&client.metrics()));
         }
         if mock.remaining() != 0 {
             failures.push(format!("{name} step {i}: {} scripted replies were never requested", mock.remaining()));

@@ -247,6 +247,31 @@ static int differs(const char *name, int step, const char *what, const tj *want,
   return 1;
 }
 
+/* The client's Prometheus text as a list of lines, each duration sample's value (`_bucket`,
+ * `_sum`) replaced by `*`: how long a call took is the one thing a replay cannot fix. */
+static tj *masked_metrics(const tn_client *client) {
+  char *text = NULL, *err = NULL;
+  tj *lines = tj_array();
+  if (tn_client_metrics(client, &text, &err) != TN_OK) {
+    fprintf(stderr, "metrics: %s\n", err);
+    tn_string_free(err);
+    return lines;
+  }
+  for (char *line = text, *next; line && *line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    char *name_end = line + strcspn(line, "{ "), *space = strrchr(line, ' ');
+    size_t n = (size_t)(name_end - line);
+    int duration = line[0] != '#' && space &&
+                   ((n > 15 && !strncmp(name_end - 15, "_seconds_bucket", 15)) ||
+                    (n > 12 && !strncmp(name_end - 12, "_seconds_sum", 12)));
+    if (duration) strcpy(space + 1, "*");
+    tj_push(lines, tj_string(line));
+  }
+  tn_string_free(text);
+  return lines;
+}
+
 /* Whether `want` and `got` hold equal elements, in any order (one turn's suspensions are
  * waited for concurrently). */
 static int same_set(const tj *want, const tj *got) {
@@ -407,6 +432,11 @@ static int replay(const char *path) {
                         ? 0
                         : differs(name, i, "wait_for_requests", tj_get(expect, "wait_for_requests"), sc.wait_requests);
     if (sc.tier) mismatches += differs(name, i, "on_error_calls", tj_get(expect, "on_error_calls"), sc.error_calls);
+    if (tj_get(expect, "metrics")) {
+      tj *metrics = masked_metrics(client);
+      mismatches += differs(name, i, "metrics", tj_get(expect, "metrics"), metrics);
+      tj_free(metrics);
+    }
     if (sc.next_reply != tj_size(sc.replies)) {
       fprintf(stderr, "%s step %d: %d scripted replies were never requested\n", name, i, tj_size(sc.replies) - sc.next_reply);
       mismatches++;

@@ -74,7 +74,9 @@
 
 (defn- scenario-tool [state spec]
   (let [b (:behavior spec)
-        base {:name (:name spec) :description (:description spec) :input-schema (:input_schema spec)}]
+        ;; The file's tools are native host functions; the port's `tool` says "custom" unless told.
+        base {:name (:name spec) :description (:description spec) :input-schema (:input_schema spec)
+              :source "native"}]
     (if (= "relay" (:type b))
       (tool/tool (assoc base :relay true))
       (tool/tool (assoc base :execute (fn
@@ -195,6 +197,17 @@
     (cond-> {:kind (name (:kind d))}
       (contains? d :status) (assoc :status (:status d)))))
 
+(defn- masked-metrics
+  "The Prometheus text as lines, each duration sample's value (`_bucket`, `_sum`) made `*`: how
+  long a call took is the one thing a replay cannot fix."
+  [text]
+  (mapv (fn [line]
+          (let [metric (first (str/split line #"[{ ]" 2))]
+            (if (and (not (str/starts-with? line "#")) (re-find #"_seconds_(bucket|sum)$" metric))
+              (str (subs line 0 (str/last-index-of line " ")) " *")
+              line)))
+        (str/split-lines text)))
+
 (defn replay
   "Replays one scenario file, making clojure.test assertions."
   [^java.io.File f]
@@ -235,6 +248,8 @@
                   (str where ": wait_for_requests")))
             (when (:on_error sc)
               (is (= (:on_error_calls expect) @(:error-calls state)) (str where ": on_error_calls")))
+            (when (contains? expect :metrics)
+              (is (= (:metrics expect) (masked-metrics (client/metrics c))) (str where ": metrics")))
             (is (empty? @(:replies state)) (str where ": every scripted reply was requested")))
           (recur (rest steps) (inc i) (:result outcome)))))))
 
