@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	tn "github.com/toolnexus/toolnexus/bindings-go"
@@ -52,6 +55,54 @@ func TestTranslateAnthropicComesBackOpenAIShaped(t *testing.T) {
 	tools := body["tools"].([]any)
 	if body["system"] != "Brief." || body["max_tokens"] != float64(64) || tools[0].(map[string]any)["name"] != "add" {
 		t.Errorf("sent: %v", body)
+	}
+}
+
+// TestTranslateParts: content parts in the messages go out as Anthropic blocks (a tool's inside
+// its tool_result), the llm event lists them, never their data, and a malformed part is
+// KindContentPart before anything is sent.
+func TestTranslateParts(t *testing.T) {
+	mock := newMock(t)
+	mock.script(mockReply{Body: []byte(`{"content":[{"type":"text","text":"a chart"}],"stop_reason":"end_turn"}`)})
+	var events []tn.MetricEvent
+	c, err := tn.NewClient(tn.ClientOptions{BaseURL: mock.anthropicURL(), Style: tn.StyleAnthropic, Model: "m", APIKey: "k",
+		OnMetric: func(ev tn.MetricEvent) { events = append(events, ev) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	png := tn.Bytes([]byte("\x89PNG\r\n\x1a\n"), "image/png")
+	call := map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "shot", "arguments": "{}"}}
+	r, err := c.Translate(testCtx(t), tn.TranslateRequest{Messages: []any{
+		map[string]any{"role": "user", "content": []any{tn.Text("what is this"), png}},
+		map[string]any{"role": "assistant", "tool_calls": []any{call}},
+		map[string]any{"role": "tool", "tool_call_id": "c1", "content": []any{tn.Text("taken"), png}},
+	}})
+	if err != nil || r.Text != "a chart" {
+		t.Fatalf("translate: %+v, %v", r, err)
+	}
+	block := map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+	msgs := mock.seen()[0].Body.(map[string]any)["messages"].([]any)
+	want := []any{map[string]any{"type": "text", "text": "what is this"}, block}
+	if got := msgs[0].(map[string]any)["content"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("user content: %v", got)
+	}
+	result := msgs[2].(map[string]any)["content"].([]any)[0].(map[string]any)
+	want = []any{map[string]any{"type": "text", "text": "taken"}, block}
+	if !reflect.DeepEqual(result["content"], want) {
+		t.Errorf("tool_result content: %v", result["content"])
+	}
+	summary := tn.PartSummary{Type: "image", MimeType: "image/png", Bytes: 8}
+	if len(events) == 0 || !reflect.DeepEqual(events[0].Parts, []tn.PartSummary{summary, summary}) {
+		t.Errorf("llm event parts: %+v", events)
+	}
+	if strings.Contains(fmt.Sprintf("%+v", events), "iVBORw0KGgo=") {
+		t.Error("an event carries a part's data")
+	}
+	both := map[string]any{"type": "image", "mimeType": "image/png", "data": "AA==", "url": "https://x.test/a.png"}
+	_, err = c.Translate(testCtx(t), tn.TranslateRequest{Messages: []any{map[string]any{"role": "user", "content": []any{both}}}})
+	var te *tn.Error
+	if !errors.As(err, &te) || te.Kind != tn.KindContentPart || len(mock.seen()) != 1 {
+		t.Errorf("a malformed part: %v, %d requests", err, len(mock.seen()))
 	}
 }
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 
-import { createClient, createToolkit, defineTool } from '../index.mjs'
+import { createClient, createToolkit, defineTool, fromBytes } from '../index.mjs'
 import { anthropicReply, mockForThisFile, openaiReply } from './mock.mjs'
 
 const mock = mockForThisFile()
@@ -38,6 +38,31 @@ describe('translate', () => {
     assert.equal(r.toolCalls[0].arguments, '{ "city" : "Y" }')
     assert.equal(mock.seen[0].path, '/v1/chat/completions')
     assert.deepEqual(mock.seen[0].body.tools, weather)
+  })
+
+  test('content parts go out as the style\'s blocks; the llm event lists them, never their data', async () => {
+    const events = []
+    const c = createClient({ baseUrl: mock.url(), style: 'anthropic', model: 'm', apiKey: 'k', onMetric: (e) => events.push(e) })
+    const png = fromBytes(Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), 'image/png')
+    mock.script([anthropicReply('a chart')])
+    const r = await c.translate({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'what is this' }, png] },
+        { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'shot', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: [{ type: 'text', text: 'taken' }, png] },
+      ],
+    })
+    assert.equal(r.text, 'a chart')
+    const block = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }
+    const sent = mock.seen[0].body.messages
+    assert.deepEqual(sent[0].content, [{ type: 'text', text: 'what is this' }, block])
+    assert.deepEqual(sent[2].content[0].content, [{ type: 'text', text: 'taken' }, block])
+    const llm = events.find((e) => e.event === 'llm')
+    assert.deepEqual(llm.parts, [{ type: 'image', mimeType: 'image/png', bytes: 8 }, { type: 'image', mimeType: 'image/png', bytes: 8 }])
+    assert.ok(!JSON.stringify(events).includes('iVBORw0KGgo='))
+    const both = { type: 'image', mimeType: 'image/png', data: 'AA==', url: 'https://x.test/a.png' }
+    await assert.rejects(c.translate({ messages: [{ role: 'user', content: [both] }] }), (e) => e.code === 'content_part')
+    assert.equal(mock.seen.length, 1, 'a malformed part is refused before anything is sent')
   })
 
   test('bad requests are InvalidArgumentErrors, nothing sent; an aborted call rejects', async () => {

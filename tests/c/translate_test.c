@@ -22,10 +22,34 @@ static void check_result(const char *json, const char *what) {
   tj_free(r);
 }
 
+/* A user image and a tool's image, canonical parts, go out as Anthropic blocks (the tool's inside
+ * its tool_result): the engine's encoding, the C ABI only passes the JSON through. */
+static const char *WITH_PARTS =
+    "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"what is this\"},"
+    "{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]},"
+    "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"shot\","
+    "\"arguments\":\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":[{\"type\":\"image\","
+    "\"mimeType\":\"image/png\",\"data\":\"iVBORw0KGgo=\"}]}]}";
+
+static void check_parts_sent(const tj *sent) {
+  const tj *msgs = tj_get(sent, "messages");
+  const tj *user_image = tj_at(tj_get(tj_at(msgs, 0), "content"), 1);
+  const tj *result = tj_at(tj_get(tj_at(msgs, 2), "content"), 0);
+  /* The tool's output text comes first (empty here), then its parts. */
+  const tj *tool_image = tj_at(tj_get(result, "content"), 1);
+  CHECK(strcmp(jstr(user_image, "type"), "image") == 0 &&
+            strcmp(jstr(tj_get(user_image, "source"), "media_type"), "image/png") == 0 &&
+            strcmp(jstr(tj_get(user_image, "source"), "data"), "iVBORw0KGgo=") == 0,
+        "the user's image is an Anthropic image block");
+  CHECK(strcmp(jstr(result, "type"), "tool_result") == 0 && strcmp(jstr(tool_image, "type"), "image") == 0 &&
+            strcmp(jstr(tj_get(tool_image, "source"), "type"), "base64") == 0,
+        "the tool's image is inside its tool_result");
+}
+
 int main(void) {
-  const char *replies[] = {TOOL_USE, TOOL_USE};
+  const char *replies[] = {TOOL_USE, TOOL_USE, TOOL_USE};
   script_t s;
-  script_init(&s, replies, 2);
+  script_init(&s, replies, 3);
   tn_callbacks cb = {0};
   cb.user_data = &s;
   cb.transport = script_transport;
@@ -51,7 +75,18 @@ int main(void) {
   check_result(w.json, "async");
   free(w.json);
 
+  CHECK(tn_client_translate(c, NULL, WITH_PARTS, NULL, &out, &err) == TN_OK, "translate parts: %s", err ? err : "");
+  tn_string_free(out);
+  check_parts_sent(s.last_request);
+
   int requests = s.requests;
+  char *bad = NULL;
+  CHECK(tn_client_translate(c, NULL,
+                            "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"mimeType\":\"image/png\","
+                            "\"data\":\"AA==\",\"url\":\"https://x.test/a.png\"}]}]}",
+                            NULL, &out, &bad) == TN_ERR_CONTENT_PART,
+        "a part with both data and url: %s", bad ? bad : "");
+  tn_string_free(bad);
   CHECK(tn_client_translate(c, NULL, "{\"tools\":[]}", NULL, &out, &err) == TN_ERR_INVALID_ARGUMENT && err &&
             strstr(err, "messages") && strstr(err, "is required"),
         "a request without messages: %s", err ? err : "");
