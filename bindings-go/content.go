@@ -50,7 +50,7 @@ func Text(s string) ContentPart { return ContentPart{Type: PartText, Text: s} }
 // File makes a part of the file at path, read now: its type and MIME type come from the
 // extension (png, jpg, jpeg, gif, webp, pdf, mp3, wav), its Name is the file's base name.
 // An unknown extension or an unreadable file is the part's Err.
-func File(path string) ContentPart { return buildPart(partSpec{Source: path}, nil) }
+func File(path string) ContentPart { return buildPart(partSpec{Path: path}, nil) }
 
 // Bytes makes a part of raw with the MIME type mimeType (required), typed by it: image/* an
 // image, audio/* audio, anything else a file.
@@ -100,15 +100,16 @@ func FSFile(fsys fs.FS, name string) ContentPart {
 }
 
 // URLPart makes a part of a URL: a data:<mime>;base64,<data> URL becomes its MimeType and
-// Data; an http(s):// URL is kept as URL, its MIME type mimeType or else its extension's. Any
-// other string is read as a path, as File reads it.
+// Data; an http(s):// URL is kept as URL, its MIME type mimeType or else its extension's; any
+// other URL is the part's Err.
 func URLPart(u, mimeType string) ContentPart {
-	return buildPart(partSpec{Source: u, MimeType: mimeType}, nil)
+	return buildPart(partSpec{URL: u, MimeType: mimeType}, nil)
 }
 
 // partSpec is tn_part_build's spec_json.
 type partSpec struct {
-	Source   string `json:"source,omitempty"`
+	Path     string `json:"path,omitempty"`
+	URL      string `json:"url,omitempty"`
 	FileName string `json:"file_name,omitempty"`
 	MimeType string `json:"mime_type,omitempty"`
 }
@@ -155,4 +156,63 @@ func firstPartErr(parts []ContentPart) error {
 		}
 	}
 	return nil
+}
+
+// Validate reports what is wrong with the part: its constructor's error, a missing MimeType,
+// both or neither of Data and URL, or (when maxBytes > 0) more than maxBytes decoded bytes.
+// The error is a *Error of KindContentPart.
+func (p ContentPart) Validate(maxBytes int) error {
+	if p.err != nil {
+		return p.err
+	}
+	if abiErr != nil {
+		return abiErr
+	}
+	limit := int64(-1)
+	if maxBytes > 0 {
+		limit = int64(maxBytes)
+	}
+	cpart := cstring(p.json())
+	defer freeC(cpart)
+	var errJSON *C.char
+	return check(C.tn_part_validate(cpart, C.int64_t(limit), &errJSON), errJSON)
+}
+
+// Bytes is the number of decoded bytes the part carries (0 for a text or URL part).
+func (p ContentPart) Bytes() int { return p.info().Bytes }
+
+// EstimatedTokens is how many tokens the part is counted as: a quarter of a text part's
+// characters (at least 1), max(85, bytes/750) for any other.
+func (p ContentPart) EstimatedTokens() int { return p.info().EstimatedTokens }
+
+// String describes the part as {type, mimeType, bytes} (a text part {type, bytes}), never
+// its data: what a log line may show of it.
+func (p ContentPart) String() string { return string(p.info().View) }
+
+// partInfo is tn_part_inspect's answer.
+type partInfo struct {
+	View            json.RawMessage `json:"view"`
+	Bytes           int             `json:"bytes"`
+	EstimatedTokens int             `json:"estimated_tokens"`
+}
+
+// info is what the engine says of the part; the zero partInfo when the library cannot answer.
+func (p ContentPart) info() partInfo {
+	var info partInfo
+	if abiErr != nil {
+		return info
+	}
+	cpart := cstring(p.json())
+	defer freeC(cpart)
+	var out, errJSON *C.char
+	if check(C.tn_part_inspect(cpart, &out, &errJSON), errJSON) == nil {
+		_ = json.Unmarshal([]byte(takeString(out)), &info)
+	}
+	return info
+}
+
+// json is the part in the engine's canonical form.
+func (p ContentPart) json() string {
+	b, _ := json.Marshal(p) // a struct of strings always marshals
+	return string(b)
 }

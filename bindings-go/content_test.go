@@ -139,6 +139,37 @@ func TestPartConstructorFailuresAreDeferred(t *testing.T) {
 	}
 }
 
+// TestPartMethods: what the Go port asks of a part (Validate, Bytes, EstimatedTokens, String)
+// is the engine's answer; File reads a path even when it looks like a URL.
+func TestPartMethods(t *testing.T) {
+	png := tn.ContentPart{Type: tn.PartImage, MimeType: "image/png", Data: golden}
+	if err := png.Validate(0); err != nil {
+		t.Errorf("a valid part: %v", err)
+	}
+	if err := png.Validate(10); partKind(err) != tn.KindContentPart || !strings.Contains(err.Error(), "over the maxPartBytes limit of 10") {
+		t.Errorf("over the limit: %v", err)
+	}
+	both := tn.ContentPart{Type: tn.PartImage, MimeType: "image/png", Data: golden, URL: "https://x.test/a.png"}
+	if err := both.Validate(0); partKind(err) != tn.KindContentPart || !strings.Contains(err.Error(), "both data and url") {
+		t.Errorf("both: %v", err)
+	}
+	if err := tn.File("/no/such/shot.png").Validate(0); partKind(err) != tn.KindContentPart {
+		t.Errorf("a constructor's error: %v", err)
+	}
+	if png.Bytes() != 82 || png.EstimatedTokens() != 85 || tn.Text(strings.Repeat("a", 40)).EstimatedTokens() != 10 {
+		t.Errorf("bytes %d, tokens %d", png.Bytes(), png.EstimatedTokens())
+	}
+	if s := png.String(); s != `{"type":"image","mimeType":"image/png","bytes":82}` || strings.Contains(fmt.Sprint(png), golden) {
+		t.Errorf("String: %s", s)
+	}
+	if p := tn.File("https://x.test/a.png"); partKind(p.Err()) != tn.KindContentPart || p.URL != "" {
+		t.Errorf("File of a URL-shaped path is read, never kept as a URL: %+v, %v", p, p.Err())
+	}
+	if p := tn.URLPart("ftp://x.test/a.png", ""); partKind(p.Err()) != tn.KindContentPart {
+		t.Errorf("URLPart of a URL a provider cannot fetch: %v", p.Err())
+	}
+}
+
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, fmt.Errorf("disk went away") }

@@ -627,8 +627,11 @@ export interface DefineToolOptions {
   source?: string
 }
 
-/** `{type, mimeType, bytes}`: what may be logged of a part, never its data. */
-export declare function describePart(part: ContentPart): { type: string; mimeType: string | null; bytes: number }
+/**
+ * `{type, mimeType, bytes}` (a text part: `{type, bytes}`, its UTF-8 length): what may be
+ * logged of a part, never its data.
+ */
+export declare function describePart(part: ContentPart): { type: string; mimeType?: string | null; bytes: number }
 
 /**
  * The Request for an MCP `elicitation/create` request's params: kind `authorization` with
@@ -1001,7 +1004,7 @@ export interface SkillSkip {
   detail: string
 }
 
-/** `<type> (<mimeType>, <bytes> bytes)`, the same in every port. */
+/** A text part's text; any other `<type> (<mimeType>, <bytes> bytes)`, the same in every port. */
 export declare function summarizePart(part: ContentPart): string
 
 /** A text part. */

@@ -495,6 +495,41 @@ int32_t tn_part_build(const char *spec_json,
                       char **part_out,
                       char **error_out);
 
+// Checks a content part (`part_json`, canonical form): TN_OK, or `TN_ERR_CONTENT_PART` with
+// upstream's message (an unknown type, a missing `mimeType`, both or neither of `data` and
+// `url`, more than `max_part_bytes` decoded bytes when that is not negative). A `part_json`
+// that is not JSON is `TN_ERR_INVALID_ARGUMENT`. Added in ABI version 4.
+//
+// # Safety
+// `part_json` is a NUL-terminated string; `error_out` is NULL or writable.
+int32_t tn_part_validate(const char *part_json,
+                         int64_t max_part_bytes,
+                         char **error_out);
+
+// Writes what may be said of a part without sending it to `*info_out`, never its data:
+// `{"view": {"type", "mimeType", "bytes"} (a text part: {"type", "bytes"}, its UTF-8 length),
+// "line": a text part's text, else the description, "description": "<type> (<mimeType>,
+// <bytes> bytes)", "placeholder": "[unsupported <type> part (...)]", "bytes": decoded bytes,
+// "estimated_tokens": n}`. Nothing is checked (`tn_part_validate` does). Added in ABI
+// version 4.
+//
+// # Safety
+// `part_json` is a NUL-terminated string; `info_out` must be writable.
+int32_t tn_part_inspect(const char *part_json,
+                        char **info_out,
+                        char **error_out);
+
+// Writes a content part as the `style` provider's content block (`"openai"` or
+// `"anthropic"`) to `*block_out`: `TN_ERR_UNSUPPORTED_PART` when that provider has no block
+// for it (Anthropic and audio; OpenAI and a file or audio by URL). Added in ABI version 4.
+//
+// # Safety
+// `part_json` and `style` are NUL-terminated strings; `block_out` must be writable.
+int32_t tn_part_encode(const char *part_json,
+                       const char *style,
+                       char **block_out,
+                       char **error_out);
+
 // Lists the skills of `options_json` (upstream's `list_skills` options: `dirs`, `skills`)
 // without exposing any, to author a filter from: writes `{"skills": [SkillInfo], "skipped":
 // [{"location", "reason", "detail"}], "warnings": [...]}` to `*inventory_out`. Blocks while

@@ -205,20 +205,21 @@ pub fn part_tokens(env: &Env, bytes: Unknown) -> napi::Result<f64> {
     Ok(content::media_tokens(bytes) as f64)
 }
 
-/// `{type, mimeType, bytes}`: what may be logged of a part, never its data.
+/// `{type, mimeType, bytes}` (a text part: `{type, bytes}`, its UTF-8 length): what may be
+/// logged of a part, never its data.
 #[napi(
     js_name = "describePart",
     ts_args_type = "part: ContentPart",
-    ts_return_type = "{ type: string; mimeType: string | null; bytes: number }"
+    ts_return_type = "{ type: string; mimeType?: string | null; bytes: number }"
 )]
 pub fn describe_part(env: &Env, part: Unknown) -> napi::Result<Value> {
-    Ok(content::summarize(&part_arg(env, part, "describePart")?))
+    Ok(content::part_view(&part_arg(env, part, "describePart")?))
 }
 
-/// `<type> (<mimeType>, <bytes> bytes)`, the same in every port.
+/// A text part's text; any other `<type> (<mimeType>, <bytes> bytes)`, the same in every port.
 #[napi(js_name = "summarizePart", ts_args_type = "part: ContentPart")]
 pub fn summarize_part(env: &Env, part: Unknown) -> napi::Result<String> {
-    Ok(content::describe_part(&part_arg(env, part, "summarizePart")?))
+    Ok(content::part_line(&part_arg(env, part, "summarizePart")?))
 }
 
 /// `[unsupported <type> part (<mimeType>, <bytes> bytes)]`: what a model is sent for a part it

@@ -189,6 +189,8 @@ describe('part helpers', () => {
   test('what may be said of a part, never its data', () => {
     assert.deepEqual(tn.describePart(img), { type: 'image', mimeType: 'image/png', bytes: 82 })
     assert.equal(tn.summarizePart(img), 'image (image/png, 82 bytes)')
+    assert.deepEqual(tn.describePart(tn.text('héllo')), { type: 'text', bytes: 6 })
+    assert.equal(tn.summarizePart(tn.text('héllo')), 'héllo')
     assert.equal(tn.unsupportedPlaceholder({ type: 'audio', mimeType: 'audio/mpeg', data: 'AQID' }), '[unsupported audio part (audio/mpeg, 3 bytes)]')
     assert.equal(tn.summarizePart({ type: 'image', mimeType: 'image/png', url: 'https://e/x.png' }), 'image (image/png, 0 bytes)')
     assert.deepEqual([tn.partBytes(img), tn.base64Bytes(GOLDEN), tn.base64Bytes('')], [82, 82, 0])

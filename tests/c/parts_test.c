@@ -137,8 +137,62 @@ static void part_builds(void) {
   CHECK(tn_part_build(NULL, NULL, 0, NULL, NULL) == TN_ERR_INVALID_ARGUMENT, "spec_json NULL, no error_out");
 }
 
+/* What the ports ask of a part, answered by the engine: checks, a description, the provider's
+ * block; and a host that knows it holds a path or a URL says so. */
+static void part_questions(void) {
+  char *err = NULL, *out = NULL;
+  const char *image = "{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"" PNG "\"}";
+  CHECK(tn_part_validate(image, -1, &err) == TN_OK, "a valid part: %s", err ? err : "");
+  CHECK(tn_part_validate(image, 10, &err) == TN_ERR_CONTENT_PART && strstr(err, "over the maxPartBytes limit of 10"),
+        "over the limit: %s", err ? err : "");
+  tn_string_free(err);
+  err = NULL;
+  CHECK(tn_part_validate("{\"type\":\"image\",\"mimeType\":\"image/png\"}", -1, &err) == TN_ERR_CONTENT_PART &&
+            strstr(err, "neither data nor url"),
+        "neither: %s", err ? err : "");
+  tn_string_free(err);
+  err = NULL;
+  CHECK(tn_part_inspect(image, &out, &err) == TN_OK, "inspect: %s", err ? err : "");
+  tj *info = tj_parse(out);
+  CHECK(strcmp(jstr(info, "description"), "image (image/png, 82 bytes)") == 0 && tj_num(tj_get(info, "bytes")) == 82 &&
+            tj_num(tj_get(info, "estimated_tokens")) == 85 &&
+            strcmp(jstr(info, "placeholder"), "[unsupported image part (image/png, 82 bytes)]") == 0 &&
+            strstr(out, PNG) == NULL,
+        "the part described, never its data: %s", out);
+  tj_free(info);
+  tn_string_free(out);
+  CHECK(tn_part_encode(image, "anthropic", &out, &err) == TN_OK && strstr(out, "\"media_type\":\"image/png\""),
+        "an Anthropic block: %s", out ? out : err);
+  tn_string_free(out);
+  out = NULL;
+  const char *audio = "{\"type\":\"audio\",\"mimeType\":\"audio/mpeg\",\"data\":\"AA==\"}";
+  CHECK(tn_part_encode(audio, "anthropic", &out, &err) == TN_ERR_UNSUPPORTED_PART && out == NULL,
+        "Anthropic has no audio block: %s", err ? err : "");
+  tn_string_free(err);
+  err = NULL;
+  CHECK(tn_part_encode(image, "gemini", &out, &err) == TN_ERR_INVALID_ARGUMENT, "an unknown style");
+  tn_string_free(err);
+  err = NULL;
+
+  tj *part = NULL;
+  CHECK(build("{\"url\":\"https://x.test/a.png\"}", NULL, 0, &part, &err) == TN_OK &&
+            strcmp(jstr(part, "url"), "https://x.test/a.png") == 0,
+        "a URL kept: %s", err ? err : "");
+  tj_free(part);
+  part = NULL;
+  CHECK(build("{\"path\":\"https://x.test/a.png\"}", NULL, 0, &part, &err) == TN_ERR_CONTENT_PART,
+        "a path is read, never fetched: %s", err ? err : "");
+  tn_string_free(err);
+  err = NULL;
+  CHECK(build("{\"path\":\"a.png\",\"url\":\"https://x.test/a.png\"}", NULL, 0, &part, &err) ==
+            TN_ERR_INVALID_ARGUMENT,
+        "two sources");
+  tn_string_free(err);
+}
+
 int main(void) {
   part_builds();
+  part_questions();
   char *err = NULL;
   tn_toolkit *tk = NULL;
   tn_toolkit_new("[{\"name\":\"shot\"},{\"name\":\"mic\"}]", tool, NULL, NULL, &tk, NULL);

@@ -10,7 +10,8 @@
   `toolnexus.client/run` throws it before anything is sent, and a tool whose result carries
   one gets an error result. A part is typed by its MIME type (`image/*` an image, `audio/*`
   audio, anything else a file), but for `image-file`."
-  (:require [toolnexus.impl.ffi :as ffi]
+  (:require [toolnexus.impl.error :as error]
+            [toolnexus.impl.ffi :as ffi]
             [toolnexus.impl.json :as json]))
 
 (defn error-part
@@ -69,24 +70,24 @@
   gif, webp, pdf, mp3, wav) or `:mimeType` in `opts`, its `:name` the file's base name or
   `:name`. `opts` also takes `:max-part-bytes`."
   ([path] (from-file path {}))
-  ([path opts] (build (assoc (spec opts) :source (str path)) nil)))
+  ([path opts] (build (assoc (spec opts) :path (str path)) nil)))
 
 (defn image-file
   "`from-file` made an `image` part whatever the file's type."
   ([path] (image-file path {}))
-  ([path opts] (build (assoc (spec opts) :source (str path) :type "image") nil)))
+  ([path opts] (build (assoc (spec opts) :path (str path) :type "image") nil)))
 
 (defn from-data-url
   "A part of a `data:<mime>;base64,<data>` URL: its `:mimeType` (or `:mimeType` in `opts`)
   and `:data`, never a `:url`. A URL that is not base64 is an error part."
   ([u] (from-data-url u {}))
-  ([u opts] (build (assoc (spec opts) :source (str u)) nil)))
+  ([u opts] (build (assoc (spec opts) :url (str u)) nil)))
 
 (defn from-url
   "A part of an `http(s)://` URL, kept as `:url`; its MIME type `:mimeType` in `opts`, else its
-  extension's. Any other string is read as a path, as `from-file` reads it."
+  extension's. A `data:` URL is read as `from-data-url` reads it; any other is an error part."
   ([u] (from-url u {}))
-  ([u opts] (build (assoc (spec opts) :source (str u)) nil)))
+  ([u opts] (build (assoc (spec opts) :url (str u)) nil)))
 
 (defn attach
   "A part of whatever is at hand: a string is a `data:` URL, an `http(s)://` URL or a path (by
@@ -96,6 +97,62 @@
    (if (string? source)
      (build (assoc (spec opts) :source source) nil)
      (from-bytes source (:mimeType opts) opts))))
+
+(defn- part-json
+  "`part` as the engine's JSON."
+  [part]
+  (ffi/c-string (json/write-str part)))
+
+(defn validate-part
+  "`part` itself when it is a valid part (a `:mimeType` and exactly one of `:data` and `:url`,
+  and no more than `max-part-bytes` decoded bytes when that is given), else an error part
+  saying why; an error part is returned as it is. Never throws."
+  ([part] (validate-part part nil))
+  ([part max-part-bytes]
+   (if (error-part? part)
+     part
+     (try
+       (ffi/call "tn_part_validate" (part-json part) (long (if max-part-bytes max-part-bytes -1)))
+       part
+       (catch clojure.lang.ExceptionInfo e
+         (error-part (name (:kind (ex-data e))) (ex-message e)))))))
+
+(defn- inspect
+  "What the engine says of `part` (`tn_part_inspect`), never its data."
+  [part]
+  (json/read-str (ffi/call-string "tn_part_inspect" (part-json part))))
+
+(defn describe-part
+  "What a log line may show of a part, never its data: `{:type :mimeType :bytes}` (a text
+  part `{:type :bytes}`, its text's UTF-8 length)."
+  [part]
+  (:view (inspect part)))
+
+(defn summarize-part
+  "A part on one line: a text part's text, any other `<type> (<mimeType>, <bytes> bytes)`."
+  [part]
+  (:line (inspect part)))
+
+(defn part-bytes
+  "The decoded bytes a part carries (0 for a text or URL part)."
+  [part]
+  (:bytes (inspect part)))
+
+(defn unsupported-placeholder
+  "What a model is sent in place of a part its provider cannot take:
+  `[unsupported <type> part (<mimeType>, <bytes> bytes)]`."
+  [part]
+  (:placeholder (inspect part)))
+
+(defn encode-part
+  "`part` as the provider block of `style` (\"openai\" or \"anthropic\"), or nil when that
+  provider has no block for it (Anthropic and audio; OpenAI and a file or audio by URL)."
+  [part style]
+  (let [[status text] (ffi/call-result "tn_part_encode" (part-json part) (ffi/c-string (str style)))]
+    (cond
+      (zero? status) (json/read-str text)
+      (= status (ffi/status :unsupported_part)) nil
+      :else (throw (error/from-json text status)))))
 
 (defn ^:no-doc first-error
   "The first error part of `parts`, or nil."

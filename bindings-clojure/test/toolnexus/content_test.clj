@@ -98,6 +98,30 @@
         (is (= :content_part (:kind (ex-data e))) (pr-str e))
         (is (empty? @seen) "nothing is sent")))))
 
+(deftest what-the-port-asks-of-a-part-the-engine-answers
+  (let [png {:type "image" :mimeType "image/png" :data golden}]
+    (is (= png (content/validate-part png)))
+    (is (= png (content/validate-part png 82)))
+    (let [e (content/validate-part png 10)]
+      (is (and (content/error-part? e) (= "content_part" (:code e))
+               (str/includes? (:error e) "over the maxPartBytes limit of 10")) (pr-str e)))
+    (is (str/includes? (:error (content/validate-part (assoc png :url "https://x.test/a.png"))) "both data and url"))
+    (let [e (content/error-part "content_part" "made badly")]
+      (is (= e (content/validate-part e)) "an error part passes through"))
+    (is (= {:type "image" :mimeType "image/png" :bytes 82} (content/describe-part png)))
+    (is (= {:type "text" :bytes 6} (content/describe-part (content/text-part "héllo"))))
+    (is (= "image (image/png, 82 bytes)" (content/summarize-part png)))
+    (is (= "héllo" (content/summarize-part (content/text-part "héllo"))))
+    (is (= 82 (content/part-bytes png)))
+    (is (= "[unsupported image part (image/png, 82 bytes)]" (content/unsupported-placeholder png)))
+    (is (= {:type "image" :source {:type "base64" :media_type "image/png" :data golden}}
+           (content/encode-part png "anthropic")))
+    (is (= {:type "image_url" :image_url {:url (str "data:image/png;base64," golden)}} (content/encode-part png "openai")))
+    (is (nil? (content/encode-part {:type "audio" :mimeType "audio/mpeg" :data "AA=="} "anthropic")))
+    (is (= :invalid_argument (:kind (ex-data (is (thrown? clojure.lang.ExceptionInfo (content/encode-part png "gemini")))))))
+    (is (content/error-part? (content/from-file "https://x.test/a.png")) "a path is read, never fetched")
+    (is (content/error-part? (content/from-url "ftp://x.test/a.png")))))
+
 (deftest a-prompt-of-parts-reaches-the-model-in-both-styles
   (let [path (fixture "fixture.png")]
     (with-model [(openai-text "seen")]

@@ -267,26 +267,35 @@ fn build(
 }
 
 /// The keys [`build_part_from_json`] reads (camelCase spellings are accepted too).
-pub const PART_SPEC_KEYS: [&str; 6] = ["type", "source", "file_name", "mime_type", "name", "max_part_bytes"];
+pub const PART_SPEC_KEYS: [&str; 8] =
+    ["type", "source", "path", "url", "file_name", "mime_type", "name", "max_part_bytes"];
 
-/// [`build_part`] from a JSON spec, for hosts that hand over plain data (the C ABI): `source`
-/// (a path, a `data:` URL or an `http(s)://` URL), else `bytes` are the content, and
-/// `file_name` the name of the file they were read from; `type`, `mime_type`, `name` and
-/// `max_part_bytes` as [`build_part`] takes them. A spec that is not an object, an unknown or
-/// mistyped key, and a `source` given with bytes are [`crate::ErrorKind::InvalidArgument`]
-/// errors.
+/// [`build_part`] from a JSON spec, for hosts that hand over plain data (the C ABI): one of
+/// `source` (a path, a `data:` URL or an `http(s)://` URL, told apart by its start, as an
+/// `attach` does), `path` (a file, whatever its name starts with) or `url` (a `data:` URL or a
+/// URL to keep); else `bytes` are the content, and `file_name` the name of the file they were
+/// read from; `type`, `mime_type`, `name` and `max_part_bytes` as [`build_part`] takes them.
+/// A spec that is not an object, an unknown or mistyped key, two sources, and a source given
+/// with bytes are [`crate::ErrorKind::InvalidArgument`] errors.
 pub fn build_part_from_json(spec: &Value, bytes: &[u8]) -> Result<Value> {
     let f = Fields::new("part", spec, &PART_SPEC_KEYS, true)?;
     let file_name = f.string("file_name")?;
-    let source = match f.string("source")? {
-        Some(_) if !bytes.is_empty() => {
+    let given = [
+        f.string("source")?.map(PartSource::Text),
+        f.string("path")?.map(PartSource::Path),
+        f.string("url")?.map(|u| if u.starts_with("data:") { PartSource::DataUrl(u) } else { PartSource::Url(u) }),
+    ];
+    let mut sources = given.into_iter().flatten();
+    let source = match (sources.next(), sources.next()) {
+        (Some(_), Some(_)) => return Err(Error::invalid("a part has one source: source, path or url")),
+        (Some(_), None) if !bytes.is_empty() => {
             return Err(Error::invalid("a part is made from a source or from bytes, not both"))
         }
-        Some(_) if file_name.is_some() => {
+        (Some(_), None) if file_name.is_some() => {
             return Err(Error::invalid(format!("{} only goes with bytes", f.named("file_name"))))
         }
-        Some(s) => PartSource::Text(s),
-        None => match file_name {
+        (Some(s), None) => s,
+        (None, _) => match file_name {
             Some(name) => PartSource::Read { bytes: bytes.to_vec(), name: Some(name) },
             None => PartSource::Bytes(bytes.to_vec()),
         },
@@ -376,6 +385,24 @@ mod tests {
         assert_eq!(msg(build(json!([]), Some(b"x"))), "part must be an object, got array");
         let over = build(json!({"mime_type": "image/png", "max_part_bytes": 2}), Some(b"foo"));
         assert_eq!(over.unwrap_err().kind(), crate::ErrorKind::ContentPart);
+    }
+
+    #[test]
+    fn a_path_or_a_url_is_taken_for_what_the_host_says_it_is() {
+        let build = |spec: Value| build_part_from_json(&spec, &[]);
+        let file = std::env::temp_dir().join(format!("tn-part-{}.png", std::process::id()));
+        std::fs::write(&file, b"foo").unwrap();
+        let read = build(json!({"path": file.display().to_string()})).unwrap();
+        assert_eq!(read["data"], "Zm9v");
+        let kept = build(json!({"url": "https://x.test/a.png"})).unwrap();
+        assert_eq!(kept, json!({"type": "image", "mimeType": "image/png", "url": "https://x.test/a.png"}));
+        let data = build(json!({"url": "data:image/png;base64,Zm9v"})).unwrap();
+        assert_eq!(data["data"], "Zm9v");
+        let not_a_file = build(json!({"path": "https://x.test/a.png"})).unwrap_err();
+        assert_eq!(not_a_file.kind(), crate::ErrorKind::ContentPart, "a path is read, never fetched");
+        let two = build(json!({"path": "a.png", "url": "https://x.test/a.png"})).unwrap_err();
+        assert_eq!(two.message(), "a part has one source: source, path or url");
+        std::fs::remove_file(&file).unwrap();
     }
 
     #[test]

@@ -207,6 +207,34 @@ pub fn describe_part(part: &Value) -> String {
     )
 }
 
+/// A part as the JS and Clojure ports show it in a log line (their `describePart`): a text
+/// part `{type, bytes}` (its text's UTF-8 length), any other [`summarize`]d. Never its data.
+pub fn part_view(part: &Value) -> Value {
+    match field(part, "type") {
+        Some("text") => json!({"type": "text", "bytes": field(part, "text").unwrap_or("").len()}),
+        _ => summarize(part),
+    }
+}
+
+/// A part on one line, as the JS and Clojure ports render it (their `summarizePart`): a text
+/// part is its text, any other [`describe_part`].
+pub fn part_line(part: &Value) -> String {
+    match field(part, "type") {
+        Some("text") => field(part, "text").unwrap_or("").to_string(),
+        _ => describe_part(part),
+    }
+}
+
+/// What a host may say of a part without sending it, never its data: `"view"`
+/// ([`part_view`]), `"line"` ([`part_line`]), `"description"` ([`describe_part`]),
+/// `"placeholder"` ([`placeholder_text`]), `"bytes"` ([`part_bytes`]) and
+/// `"estimated_tokens"` ([`estimate_tokens`]). Nothing is checked: a malformed part is
+/// described as it stands ([`validate`] says what is wrong).
+pub fn inspect(part: &Value) -> Value {
+    json!({"view": part_view(part), "line": part_line(part), "description": describe_part(part),
+        "placeholder": placeholder_text(part), "bytes": part_bytes(part), "estimated_tokens": estimate_tokens(part)})
+}
+
 /// `[unsupported <type> part (<mimeType>, <bytes> bytes)]`: what a model sees for a part it
 /// cannot be sent.
 pub fn placeholder_text(part: &Value) -> String {
