@@ -88,9 +88,19 @@ impl<'a> PartPolicy<'a> {
     }
 
     /// The output text, then the parts as blocks (derived).
+    /// The output text, then the parts. An empty text block is left out: Anthropic refuses one
+    /// ("text content blocks must be non-empty"), and a tool that answers with an image alone
+    /// has no output text (upstream sends the empty block and gets the 400).
     fn result_content(&self, output: &Value, parts: &[Value]) -> Result<Vec<Value>> {
-        let mut out = vec![json!({"type": "text", "text": output.as_str().unwrap_or("")})];
+        let output = output.as_str().unwrap_or("");
+        let mut out = Vec::with_capacity(parts.len() + 1);
+        if !output.is_empty() {
+            out.push(json!({"type": "text", "text": output}));
+        }
         for p in parts {
+            if kind(p) == "text" && p.get("text").and_then(Value::as_str).is_none_or(str::is_empty) {
+                continue;
+            }
             out.push(if is_media(p) { self.block(p, false)? } else { p.clone() });
         }
         Ok(out)
@@ -221,6 +231,17 @@ mod tests {
                 {"type": "text", "text": "Output of tool shotA (c1):"}, url,
                 {"type": "text", "text": "Output of tool shotB (c2):"}, url]})
         );
+    }
+
+    #[test]
+    fn an_image_alone_is_sent_without_an_empty_text_block() {
+        let msgs = vec![json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "u1", "content": "", "is_error": false,
+             "parts": [{"type": "text", "text": ""}, img()]}]})];
+        let (out, _) = with(Style::Anthropic, None, None, |p| wire_messages(&msgs, p).unwrap().into_owned());
+        let content = &out[0]["content"][0]["content"];
+        assert_eq!(content.as_array().map(Vec::len), Some(1), "{content}");
+        assert_eq!(content[0]["type"], "image");
     }
 
     #[test]
