@@ -50,16 +50,18 @@ async fn ask(ui: &Ui, input: &Input, request: &Request) -> Option<Decision> {
     }
     loop {
         if is_yes_no(request) {
-            ui.note("  approve? [y]es / [n]o:");
+            ui.prompt("  approve? [y]es / [n]o: ");
             let line = input.line().await?;
+            ui.got_line();
             match line.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => return Some(Decision::Approve),
                 "n" | "no" => return Some(Decision::Decline(reason(ui, input).await?)),
                 _ => ui.note("  please answer y or n"),
             }
         } else {
-            ui.note("  your answer (an empty line declines):");
+            ui.prompt("  your answer (an empty line declines): ");
             let line = input.line().await?;
+            ui.got_line();
             if line.trim().is_empty() {
                 return Some(Decision::Decline(reason(ui, input).await?));
             }
@@ -70,7 +72,8 @@ async fn ask(ui: &Ui, input: &Input, request: &Request) -> Option<Decision> {
 
 /// The reason for a decline ("declined" when none is given).
 async fn reason(ui: &Ui, input: &Input) -> Option<String> {
-    ui.note("  reason (optional):");
+    ui.prompt("  reason (optional): ");
     let line = input.line().await?;
+    ui.got_line();
     Some(line.trim().to_string())
 }

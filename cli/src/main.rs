@@ -201,9 +201,10 @@ async fn turns(
     let mut code = exit::OK;
     loop {
         if interactive {
-            ui.note(">");
+            ui.prompt("> ");
         }
         let Some(line) = input.line().await else { break };
+        ui.got_line();
         let line = line.trim();
         match line {
             "" => continue,

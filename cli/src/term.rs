@@ -50,6 +50,8 @@ struct State {
     drawn: bool,
     /// Text was printed without its line's end.
     mid_line: bool,
+    /// A prompt waits for its line on stderr.
+    prompted: bool,
     frame: usize,
 }
 
@@ -162,6 +164,10 @@ impl Ui {
         if on {
             let _ = std::io::stdout().flush();
             self.end_line(&mut st);
+        } else {
+            // The tools' time counts again from here, not from before the question.
+            let now = Instant::now();
+            st.running.iter_mut().for_each(|(_, _, t)| *t = now);
         }
         st.asking = on;
     }
@@ -170,10 +176,31 @@ impl Ui {
     pub fn note(&self, text: &str) {
         let mut st = self.state();
         self.clear(&mut st);
+        if std::mem::take(&mut st.prompted) {
+            // Something (an interrupt, an error) came before the prompt's line.
+            eprintln!();
+        }
         if !self.json {
             self.end_line(&mut st);
         }
         eprintln!("{text}");
+    }
+
+    /// A prompt for a line of input, on stderr, the cursor left after it.
+    pub fn prompt(&self, text: &str) {
+        let mut st = self.state();
+        self.clear(&mut st);
+        if !self.json {
+            self.end_line(&mut st);
+        }
+        eprint!("{text}");
+        let _ = std::io::stderr().flush();
+        st.prompted = true;
+    }
+
+    /// The line a prompt asked for was read (its Enter ended the prompt's line).
+    pub fn got_line(&self) {
+        self.state().prompted = false;
     }
 
     /// The answer a question got, in JSON mode a line of its own.

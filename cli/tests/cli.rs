@@ -310,3 +310,23 @@ fn exit_codes_for_model_errors_limits_and_bad_input() {
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("Exit codes:"));
 }
+
+#[test]
+fn a_postgres_store_carries_a_halt_to_another_process() {
+    let url = match std::env::var("TN_POSTGRES_URL") {
+        Ok(url) => url,
+        Err(_) if std::env::var_os("CI").is_some() => {
+            panic!("TN_POSTGRES_URL is not set (run under tests/postgres/with-postgres.sh)")
+        }
+        Err(_) => return eprintln!("skipped: no TN_POSTGRES_URL (tests/postgres/with-postgres.sh starts a server)"),
+    };
+    let dir = scratch("postgres");
+    let id = format!("cli-pg-{}", std::process::id());
+    let o = toolnexus(&["demo", "--durable", &url, "--id", &id], "", &dir);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let o = toolnexus(&["pending", "--store", &url], "", &dir);
+    assert!(stdout(&o).contains(&format!("{id}  [approval] Run deploy")), "{}", stdout(&o));
+    let o = toolnexus(&["resume", &id, "--store", &url, "--demo", "--answer", "ship it"], "", &dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Build 42 is live in prod."), "{}", stdout(&o));
+}

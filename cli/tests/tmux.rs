@@ -1,0 +1,142 @@
+//! The REPL as a person uses it, in a real terminal: tmux runs `toolnexus run` against the
+//! loopback mock, keys are typed with `send-keys`, and the screen is read with
+//! `capture-pane`. A tool's approval is answered yes, another's no with a reason, and a
+//! question with typed text. Every wait is a bounded poll of the screen.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod support;
+
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::json;
+use support::*;
+
+/// A tmux server of this test's own (its own socket), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn new(name: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            assert!(std::env::var_os("CI").is_none(), "tmux is required in CI");
+            eprintln!("SKIPPED: tmux is not installed");
+            return None;
+        }
+        Some(Tmux { socket: format!("toolnexus-{name}-{}", std::process::id()) })
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        let o = Command::new("tmux").args(["-L", &self.socket, "-f", "/dev/null"]).args(args).output().unwrap();
+        assert!(o.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o
+    }
+
+    /// Starts `command` in a detached 160x50 session called `main`.
+    fn start(&self, command: &str) {
+        self.tmux(&["new-session", "-d", "-s", "main", "-x", "160", "-y", "50", command]);
+    }
+
+    /// Types `text`, then Enter.
+    fn type_line(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "main", "-l", text]);
+        self.tmux(&["send-keys", "-t", "main", "Enter"]);
+    }
+
+    /// The whole screen and its history, wrapped lines joined.
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "main"]).stdout).into_owned()
+    }
+
+    /// Waits until `text` is on screen `times` times (at most about 30 s); the screen then.
+    fn wait_for(&self, text: &str, times: usize) -> String {
+        for _ in 0..600 {
+            let screen = self.screen();
+            if screen.matches(text).count() >= times {
+                return screen;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("{text:?} (x{times}) never showed; the screen:\n{}", self.screen());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
+}
+
+#[test]
+fn approve_decline_and_answer_in_a_terminal() {
+    let Some(tmux) = Tmux::new("repl") else { return };
+    let dir = scratch("tmux");
+    let marker = dir.join("marker");
+    let touch = format!("touch {}", marker.display());
+    let mock = Mock::start(vec![
+        openai_call("c1", "bash", json!({"command": "echo approved-output"})),
+        openai_text("Listed them."),
+        openai_call("c2", "bash", json!({"command": touch})),
+        openai_text("Skipped it."),
+        openai_call("c3", "question", json!({"questions": [{"question": "Favourite colour?"}]})),
+        openai_text("Teal it is."),
+    ]);
+    tmux.start(&format!(
+        "cd {} && env TEST_KEY=sk-test-secret {} run --base-url {} --style openai --model m --api-key-env TEST_KEY; \
+         echo EXITED=$?; sleep 600",
+        dir.display(),
+        bin(),
+        mock.base_url
+    ));
+    tmux.wait_for("type a prompt", 1);
+
+    // Approve.
+    tmux.type_line("list the files");
+    tmux.wait_for("? [approval] Run bash {\"command\":\"echo approved-output\"}?", 1);
+    tmux.wait_for("approve? [y]es / [n]o: ", 1);
+    tmux.type_line("y");
+    let screen = tmux.wait_for("Listed them.", 1);
+    assert!(screen.contains("<- bash: approved-output"), "{screen}");
+
+    // Decline, with a reason.
+    tmux.type_line("touch the marker");
+    tmux.wait_for("approve? [y]es / [n]o: ", 2);
+    tmux.type_line("n");
+    tmux.wait_for("reason (optional): ", 1);
+    tmux.type_line("not now");
+    let screen = tmux.wait_for("Skipped it.", 1);
+    assert!(screen.contains("<- bash (error): declined/expired: Run bash"), "{screen}");
+    assert!(!marker.exists(), "a declined tool must not run");
+
+    // Type the input.
+    tmux.type_line("ask me something");
+    tmux.wait_for("? [question] Favourite colour?", 1);
+    tmux.wait_for("your answer (an empty line declines): ", 1);
+    tmux.type_line("teal");
+    let screen = tmux.wait_for("Teal it is.", 1);
+    assert!(screen.contains("<- question: {\"output\": \"teal\"}"), "{screen}");
+
+    tmux.type_line("/exit");
+    let screen = tmux.wait_for("EXITED=0", 1);
+    assert!(!screen.contains("sk-test-secret"), "{screen}");
+    let seen = mock.seen();
+    assert_eq!(seen.len(), 6, "one model call per reply");
+    let last = &seen[5].body["messages"];
+    assert_eq!(last.as_array().unwrap().last().unwrap()["content"], "{\"output\": \"teal\"}");
+}
+
+#[test]
+fn the_demo_in_a_terminal() {
+    let Some(tmux) = Tmux::new("demo") else { return };
+    let dir = scratch("tmux-demo");
+    tmux.start(&format!("cd {} && {} demo; echo EXITED=$?; sleep 600", dir.display(), bin()));
+    tmux.wait_for("approve? [y]es / [n]o: ", 1);
+    tmux.type_line("maybe");
+    tmux.wait_for("please answer y or n", 1);
+    tmux.type_line("yes");
+    let screen = tmux.wait_for("EXITED=0", 1);
+    assert!(screen.contains("<- deploy: deployed build 42 to prod"), "{screen}");
+    assert!(screen.contains("Build 42 is live in prod."), "{screen}");
+}
