@@ -330,3 +330,36 @@ fn a_postgres_store_carries_a_halt_to_another_process() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("Build 42 is live in prod."), "{}", stdout(&o));
 }
+
+#[test]
+fn root_confines_the_file_tools_and_skills_reach_the_model() {
+    let dir = scratch("root");
+    std::fs::create_dir_all(dir.join("inside")).unwrap();
+    std::fs::write(dir.join("inside/a.txt"), "kept inside").unwrap();
+    std::fs::write(dir.join("outside.txt"), "secret outside").unwrap();
+    let skill = dir.join("skills/greet");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(skill.join("SKILL.md"), "---\nname: greet\ndescription: Say hello.\n---\nSay hello.\n").unwrap();
+    let mock = Mock::start(vec![
+        openai_call("c1", "read", json!({"path": "a.txt"})),
+        openai_call("c2", "read", json!({"path": dir.join("outside.txt").to_str().unwrap()})),
+        openai_text("Read."),
+    ]);
+    let root = dir.join("inside").to_string_lossy().into_owned();
+    let mut args = vec!["run", "Read.", "--root", &root, "--skills", "skills", "--json"];
+    args.extend(model_flags(&mock, "openai"));
+    let o = toolnexus(&args, "", &dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let results: Vec<Value> = json_lines(&o).into_iter().filter(|l| l["type"] == "tool_result").collect();
+    assert!(results[0]["output"].as_str().unwrap().contains("kept inside"), "{results:?}");
+    assert_eq!(results[1]["is_error"], true);
+    assert!(results[1]["output"].as_str().unwrap().contains("resolves outside"), "{results:?}");
+    let first = &mock.seen()[0].body;
+    assert!(
+        first["messages"][0]["content"].as_str().unwrap().contains("greet"),
+        "the skill catalog joins the system prompt"
+    );
+    let names: Vec<&str> =
+        first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names[0], "skill");
+}
