@@ -91,17 +91,9 @@ pub struct OutputArgs {
     pub json: bool,
 }
 
-/// `toolnexus run`.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The prompt. Without one, prompts are read line by line (a REPL on a terminal).
-    pub prompt: Option<String>,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub tools: ToolArgs,
+/// Where a run's conversation is kept.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ConversationArgs {
     /// Halt on a suspension instead of asking, keeping the run in STORE (a SQLite path or a
     /// postgres:// URL) for `toolnexus resume`.
     #[arg(long, value_name = "STORE")]
@@ -109,8 +101,20 @@ pub struct RunArgs {
     /// The conversation id (default: a fresh one, printed when the run halts).
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
+}
+
+/// `toolnexus run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The prompt. Without one, prompts are read line by line (a REPL on a terminal).
+    pub prompt: Option<String>,
     #[command(flatten)]
-    #[allow(missing_docs)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub tools: ToolArgs,
+    #[command(flatten)]
+    pub conversation: ConversationArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -118,10 +122,8 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct ToolsArgs {
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub tools: ToolArgs,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub output: OutputArgs,
 }
 
@@ -130,14 +132,9 @@ pub struct ToolsArgs {
 pub struct DemoArgs {
     /// The prompt (default: "Ship build 42 to prod.").
     pub prompt: Option<String>,
-    /// Halt on the approval instead of asking, keeping the run in STORE.
-    #[arg(long, value_name = "STORE")]
-    pub durable: Option<String>,
-    /// The conversation id (default: a fresh one).
-    #[arg(long, value_name = "ID")]
-    pub id: Option<String>,
     #[command(flatten)]
-    #[allow(missing_docs)]
+    pub conversation: ConversationArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -163,13 +160,10 @@ pub struct ResumeArgs {
     #[arg(long, conflicts_with_all = ["base_url", "style", "model"])]
     pub demo: bool,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub model: ModelArgs,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub tools: ToolArgs,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub output: OutputArgs,
 }
 
@@ -180,6 +174,5 @@ pub struct PendingArgs {
     #[arg(long, value_name = "STORE", env = "TOOLNEXUS_STORE", visible_alias = "durable")]
     pub store: String,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub output: OutputArgs,
 }

@@ -24,7 +24,7 @@ use clap::Parser;
 use serde_json::{json, Map, Value};
 use toolnexus::{CancellationToken, RunResult, RunStatus, WaitFor};
 
-use args::{Cli, Command, DemoArgs, PendingArgs, ResumeArgs, RunArgs, ToolArgs, ToolsArgs};
+use args::{Cli, Command, ConversationArgs, DemoArgs, PendingArgs, ResumeArgs, RunArgs, ToolArgs, ToolsArgs};
 use ask::TerminalAsk;
 use session::{Decision, Failure, Model, Session};
 use term::{start_ticker, Input, Ui};
@@ -219,27 +219,36 @@ async fn turns(
     code
 }
 
-async fn run(ui: &Arc<Ui>, runs: &Runs, a: RunArgs) -> Result<u8, Failure> {
+/// `run` and `demo`: a session on `model`, then one prompt or a REPL.
+async fn agent(
+    ui: &Arc<Ui>,
+    runs: &Runs,
+    model: Model<'_>,
+    tools: &ToolArgs,
+    conversation: &ConversationArgs,
+    prompt: Option<String>,
+) -> Result<u8, Failure> {
     let input = Input::stdin();
-    let durable = a.durable.as_deref();
-    let session = Session::open(Model::Provider(&a.model), &a.tools, durable, asker(ui, &input, durable)).await?;
-    let id = a.id.clone().unwrap_or_else(new_id);
-    let code = turns(ui, runs, &session, &input, &id, a.prompt, &Halt { store: durable, demo: false }).await;
+    let durable = conversation.durable.as_deref();
+    let demo = matches!(model, Model::Demo);
+    let session = Session::open(model, tools, durable, asker(ui, &input, durable)).await?;
+    let id = conversation.id.clone().unwrap_or_else(new_id);
+    let code = turns(ui, runs, &session, &input, &id, prompt, &Halt { store: durable, demo }).await;
     session.toolkit.close().await;
     Ok(code)
 }
 
+async fn run(ui: &Arc<Ui>, runs: &Runs, a: RunArgs) -> Result<u8, Failure> {
+    agent(ui, runs, Model::Provider(&a.model), &a.tools, &a.conversation, a.prompt).await
+}
+
 async fn demo(ui: &Arc<Ui>, runs: &Runs, a: DemoArgs) -> Result<u8, Failure> {
-    let input = Input::stdin();
-    let durable = a.durable.as_deref();
-    let session = Session::open(Model::Demo, &ToolArgs::default(), durable, asker(ui, &input, durable)).await?;
-    let id = a.id.clone().unwrap_or_else(new_id);
     let prompt = a.prompt.unwrap_or_else(|| demo::DEMO_PROMPT.to_string());
     if !ui.is_json() {
         ui.note(&format!("toolnexus {} demo (scripted model, no network)", toolnexus::VERSION));
         ui.note(&format!("> {prompt}"));
     }
-    Ok(turns(ui, runs, &session, &input, &id, Some(prompt), &Halt { store: durable, demo: true }).await)
+    agent(ui, runs, Model::Demo, &ToolArgs::default(), &a.conversation, Some(prompt)).await
 }
 
 async fn resume(ui: &Arc<Ui>, runs: &Runs, a: ResumeArgs) -> Result<u8, Failure> {
