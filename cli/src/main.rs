@@ -293,7 +293,12 @@ async fn tools(ui: &Arc<Ui>, a: ToolsArgs) -> Result<u8, Failure> {
         for t in toolkit.tools() {
             let summary = t.description().lines().next().unwrap_or_default();
             let confirm = if asks(t) { " (asks first)" } else { "" };
-            println!("{:width$}  {:8} {summary}{confirm}", t.name(), t.source().as_str());
+            term::out(&format!(
+                "{:width$}  {:8} {}{confirm}\n",
+                t.name(),
+                t.source().as_str(),
+                term::printable(summary)
+            ));
         }
     }
     toolkit.close().await;
@@ -309,7 +314,10 @@ async fn pending(ui: &Arc<Ui>, a: PendingArgs) -> Result<u8, Failure> {
         ui.json_line(&json!({"pending": list}));
     } else {
         for r in &runs {
-            println!("{}  [{}] {}", r.id, r.request.kind, r.request.prompt);
+            term::out(&format!(
+                "{}\n",
+                term::printable(&format!("{}  [{}] {}", r.id, r.request.kind, r.request.prompt))
+            ));
         }
     }
     Ok(exit::OK)

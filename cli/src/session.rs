@@ -113,7 +113,7 @@ fn client_options(model: &ModelArgs, store: Option<&str>) -> Result<ClientOption
     }
     let parsed = ClientOptions::from_json(&Value::Object(o))?;
     for w in &parsed.warnings {
-        eprintln!("warning: {}", w.message);
+        crate::term::err(&format!("warning: {}\n", crate::term::printable(&w.message)));
     }
     Ok(parsed.value)
 }
@@ -194,7 +194,7 @@ impl Session {
             Model::Demo => (demo_options(store)?, Toolkit::new(vec![gated(deploy_tool())])?),
         };
         for w in toolkit.warnings() {
-            eprintln!("warning: {}", w.message);
+            crate::term::err(&format!("warning: {}\n", crate::term::printable(&w.message)));
         }
         opts.wait_for = wait_for;
         Ok(Session { client: Client::new(opts)?, toolkit })
@@ -253,5 +253,37 @@ impl Session {
             ..RunInput::default()
         };
         Ok((answer, self.client.run_input(input).await?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decisions_are_the_vocabularys_answers() {
+        let r = Request::from_json(&json!({"id": "p1", "kind": "approval", "prompt": "ok?"})).unwrap();
+        assert_eq!(answer_to(&r, &Decision::Approve).to_json(), json!({"id": "p1", "ok": true}));
+        assert_eq!(
+            answer_to(&r, &Decision::Decline(String::new())).to_json(),
+            json!({"id": "p1", "ok": false, "reason": "declined"})
+        );
+        assert_eq!(
+            answer_to(&r, &Decision::Answer("teal".into())).to_json(),
+            json!({"id": "p1", "ok": true, "data": {"output": "teal"}})
+        );
+    }
+
+    #[test]
+    fn confirm_names_only_built_ins() {
+        let tools = |confirm: &[&str], no_confirm| ToolArgs {
+            confirm: confirm.iter().map(|s| s.to_string()).collect(),
+            no_confirm,
+            ..ToolArgs::default()
+        };
+        assert_eq!(confirmed(&tools(&["bash", " write", ""], false)).unwrap().len(), 2);
+        assert!(confirmed(&tools(&["none"], false)).unwrap().is_empty());
+        assert!(confirmed(&tools(&["bash"], true)).unwrap().is_empty());
+        assert_eq!(confirmed(&tools(&["rm"], false)).unwrap_err().code, exit::USAGE);
     }
 }

@@ -2,6 +2,7 @@
 //! never race for a line), the run's steps printed as they stream (or as JSON lines), and a
 //! status line with the elapsed time while tools run, drawn only when stderr is a terminal.
 
+use std::borrow::Cow;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -34,6 +35,30 @@ impl Input {
     pub async fn line(&self) -> Option<String> {
         self.lines.lock().await.recv().await
     }
+}
+
+/// Writes `text` to stdout. A reader that went away (`| head`) is not the run's failure.
+pub fn out(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.flush();
+}
+
+/// Writes `text` to stderr, come what may.
+pub fn err(text: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(text.as_bytes());
+    let _ = e.flush();
+}
+
+/// `text` safe to show on a terminal: control characters other than newline and tab (an
+/// escape sequence in a file a tool read, in a model's reply) become U+FFFD.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().map(|c| if unsafe_char(c) { '\u{fffd}' } else { c }).collect())
 }
 
 /// At most this many lines of a tool's output are shown (all of it goes to the model).
@@ -81,7 +106,7 @@ impl Ui {
     /// Takes the status line off the screen.
     fn clear(&self, st: &mut State) {
         if st.drawn {
-            eprint!("\r\x1b[2K");
+            err("\r\x1b[2K");
             st.drawn = false;
         }
     }
@@ -89,16 +114,14 @@ impl Ui {
     /// Ends a line of streamed text, if one is open.
     fn end_line(&self, st: &mut State) {
         if st.mid_line {
-            println!();
+            out("\n");
             st.mid_line = false;
         }
     }
 
     /// A JSON line on stdout.
     pub fn json_line(&self, v: &Value) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{v}");
-        let _ = out.flush();
+        out(&format!("{v}\n"));
     }
 
     /// Where the engine streams the run's steps.
@@ -114,29 +137,24 @@ impl Ui {
         }
         let mut st = self.state();
         self.clear(&mut st);
-        let mut out = std::io::stdout().lock();
         match e {
             StreamEvent::Text(delta) => {
-                let _ = write!(out, "{delta}");
+                out(&printable(&delta));
                 st.mid_line = !delta.ends_with('\n');
             }
             StreamEvent::ToolCall { id, name, args } => {
-                drop(out);
                 self.end_line(&mut st);
-                println!("-> {name} {args}");
+                out(&format!("-> {name} {args}\n"));
                 st.running.push((id, name, Instant::now()));
-                return;
             }
             StreamEvent::ToolResult { id, name, output, is_error } => {
                 st.running.retain(|(i, _, _)| *i != id);
-                drop(out);
                 self.end_line(&mut st);
-                println!("<- {name}{}: {}", if is_error { " (error)" } else { "" }, excerpt(&output));
-                return;
+                let error = if is_error { " (error)" } else { "" };
+                out(&format!("<- {name}{error}: {}\n", printable(&excerpt(&output))));
             }
             StreamEvent::Pending(_) | StreamEvent::Usage(_) => {}
         }
-        let _ = out.flush();
     }
 
     /// Redraws the status line while tools run (called every tick).
@@ -152,8 +170,7 @@ impl Ui {
         let since = st.running.iter().map(|(_, _, t)| *t).min().unwrap_or_else(Instant::now);
         let names: Vec<&str> = st.running.iter().map(|(_, n, _)| n.as_str()).collect();
         let line = format!("{} running {} ({:.1}s)", SPINNER[st.frame % SPINNER.len()], names.join(", "), secs(since));
-        eprint!("\r\x1b[2K{line}");
-        let _ = std::io::stderr().flush();
+        err(&format!("\r\x1b[2K{line}"));
         st.drawn = true;
     }
 
@@ -162,7 +179,6 @@ impl Ui {
         let mut st = self.state();
         self.clear(&mut st);
         if on {
-            let _ = std::io::stdout().flush();
             self.end_line(&mut st);
         } else {
             // The tools' time counts again from here, not from before the question.
@@ -178,12 +194,12 @@ impl Ui {
         self.clear(&mut st);
         if std::mem::take(&mut st.prompted) {
             // Something (an interrupt, an error) came before the prompt's line.
-            eprintln!();
+            err("\n");
         }
         if !self.json {
             self.end_line(&mut st);
         }
-        eprintln!("{text}");
+        err(&format!("{}\n", printable(text)));
     }
 
     /// A prompt for a line of input, on stderr, the cursor left after it.
@@ -193,8 +209,7 @@ impl Ui {
         if !self.json {
             self.end_line(&mut st);
         }
-        eprint!("{text}");
-        let _ = std::io::stderr().flush();
+        err(text);
         st.prompted = true;
     }
 
@@ -255,4 +270,24 @@ pub fn start_ticker(ui: &Arc<Ui>) {
             ui.tick();
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(printable("a\x1b[2Jb\rc\x07"), "a\u{fffd}[2Jb\u{fffd}c\u{fffd}");
+    }
+
+    #[test]
+    fn long_outputs_show_their_first_lines() {
+        assert_eq!(excerpt("one line\n"), "one line");
+        let many: String = (1..=10).map(|i| format!("l{i}\n")).collect();
+        let shown = excerpt(&many);
+        assert!(shown.starts_with("\n   l1\n   l2"));
+        assert!(shown.ends_with("\n   l8\n   ... (2 more lines)"), "{shown}");
+    }
 }
