@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use toolnexus::{Answer, HookFuture, Request, WaitFor};
 
-use crate::session::{answer_to, Decision};
+use crate::session::{answer_to, form_fields, Decision};
 use crate::term::{is_yes_no, Input, Ui};
 
 /// Asks on the terminal.
@@ -47,6 +47,12 @@ async fn ask(ui: &Ui, input: &Input, request: &Request) -> Option<Decision> {
     ui.note(&format!("? [{}] {}", request.kind, request.prompt));
     if let Some(url) = request.url.as_deref().filter(|u| !u.is_empty()) {
         ui.note(&format!("  open {url}"));
+    }
+    let fields = form_fields(request);
+    if !fields.is_empty() {
+        let list: Vec<String> = fields.iter().map(|(name, kind)| format!("{name} ({kind})")).collect();
+        let how = if fields.len() == 1 { "type its value" } else { "type a JSON object" };
+        ui.note(&format!("  form: {}; {how}", list.join(", ")));
     }
     loop {
         if is_yes_no(request) {

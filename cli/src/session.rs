@@ -59,13 +59,46 @@ pub enum Decision {
 }
 
 /// The Answer `decision` gives `request`: an approval is `ok` with no data, a typed reply
-/// `ok` with `data.output`, a decline `ok: false` with its reason.
+/// `ok` with `data.output`, a decline `ok: false` with its reason. A request that asks for a
+/// form (`data.schema` with `properties`, an MCP server's elicitation) gets the form: the
+/// typed JSON object, or the text as its one field's value.
 pub fn answer_to(request: &Request, decision: &Decision) -> Answer {
     match decision {
         Decision::Approve => Answer { id: request.id.clone(), ok: true, data: None, reason: None },
         Decision::Decline(reason) => answer_declined(&request.id, reason),
-        Decision::Answer(text) => answer_output(&request.id, text),
+        Decision::Answer(text) => match form(request, text) {
+            Some(data) => Answer { id: request.id.clone(), ok: true, data: Some(data), reason: None },
+            None => answer_output(&request.id, text),
+        },
     }
+}
+
+/// The fields a request's form asks for: name and JSON type.
+pub fn form_fields(request: &Request) -> Vec<(String, String)> {
+    let properties = request.data.as_ref().and_then(|d| d.get("schema")).and_then(|s| s.get("properties"));
+    let Some(Value::Object(properties)) = properties else { return Vec::new() };
+    properties
+        .iter()
+        .map(|(k, v)| (k.clone(), v.get("type").and_then(Value::as_str).unwrap_or("string").to_string()))
+        .collect()
+}
+
+/// `text` as the content of `request`'s form, when it asks for one and `text` fills it.
+fn form(request: &Request, text: &str) -> Option<Map<String, Value>> {
+    let fields = form_fields(request);
+    if fields.is_empty() {
+        return None;
+    }
+    if let Ok(Value::Object(typed)) = serde_json::from_str(text) {
+        return Some(typed);
+    }
+    let [(name, kind)] = fields.as_slice() else { return None };
+    let value = match kind.as_str() {
+        "number" | "integer" => serde_json::from_str::<serde_json::Number>(text.trim()).ok().map(Value::Number)?,
+        "boolean" => Value::Bool(matches!(text.trim().to_ascii_lowercase().as_str(), "y" | "yes" | "true")),
+        _ => Value::String(text.to_string()),
+    };
+    Some(Map::from_iter([(name.clone(), value)]))
 }
 
 /// Which model a session talks to.
@@ -272,6 +305,27 @@ mod tests {
             answer_to(&r, &Decision::Answer("teal".into())).to_json(),
             json!({"id": "p1", "ok": true, "data": {"output": "teal"}})
         );
+    }
+
+    #[test]
+    fn a_typed_reply_fills_a_form() {
+        let schema = |props: Value| {
+            Request::from_json(
+                &json!({"id": "e", "kind": "input", "prompt": "?", "data": {"schema": {"properties": props}}}),
+            )
+            .unwrap()
+        };
+        let one = schema(json!({"name": {"type": "string"}}));
+        assert_eq!(answer_to(&one, &Decision::Answer("Ada".into())).data, json!({"name": "Ada"}).as_object().cloned());
+        let n = schema(json!({"age": {"type": "integer"}}));
+        assert_eq!(answer_to(&n, &Decision::Answer(" 36 ".into())).data, json!({"age": 36}).as_object().cloned());
+        let two = schema(json!({"a": {"type": "string"}, "b": {"type": "boolean"}}));
+        let typed = answer_to(&two, &Decision::Answer(r#"{"a": "x", "b": true}"#.into()));
+        assert_eq!(typed.data, json!({"a": "x", "b": true}).as_object().cloned());
+        // Not a form's content: the text as the output.
+        let plain = answer_to(&two, &Decision::Answer("hello".into()));
+        assert_eq!(plain.data, json!({"output": "hello"}).as_object().cloned());
+        assert_eq!(form_fields(&two), [("a".to_string(), "string".to_string()), ("b".into(), "boolean".into())]);
     }
 
     #[test]

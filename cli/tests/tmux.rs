@@ -1,10 +1,13 @@
 //! The REPL as a person uses it, in a real terminal: tmux runs `toolnexus run` against the
 //! loopback mock, keys are typed with `send-keys`, and the screen is read with
 //! `capture-pane`. A tool's approval is answered yes, another's no with a reason, and a
-//! question with typed text. Every wait is a bounded poll of the screen.
+//! question with typed text, an MCP server's form with its field's value. Every wait is a
+//! bounded poll of the screen.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+#[path = "../../core/tests/mcp_env/mod.rs"]
+mod mcp_env;
 mod support;
 
 use std::process::{Command, Output};
@@ -139,4 +142,30 @@ fn the_demo_in_a_terminal() {
     let screen = tmux.wait_for("EXITED=0", 1);
     assert!(screen.contains("<- deploy: deployed build 42 to prod"), "{screen}");
     assert!(screen.contains("Build 42 is live in prod."), "{screen}");
+}
+
+#[test]
+fn an_mcp_servers_form_is_filled_in_a_terminal() {
+    let Some(python) = mcp_env::python() else { return };
+    let Some(tmux) = Tmux::new("mcp") else { return };
+    let dir = scratch("tmux-mcp");
+    let config = dir.join("mcp.json");
+    let server = json!({"command": python, "args": [mcp_env::script("py_server.py"), "stdio"]});
+    std::fs::write(&config, json!({"mcpServers": {"py": server}}).to_string()).unwrap();
+    let mock = Mock::start(vec![openai_call("c1", "py_ask_name", json!({})), openai_text("Hi Ada.")]);
+    tmux.start(&format!(
+        "cd {} && env TEST_KEY=k {} run 'who am I' --no-builtins --mcp {} --base-url {} --style openai --model m \
+         --api-key-env TEST_KEY; echo EXITED=$?; sleep 600",
+        dir.display(),
+        bin(),
+        config.display(),
+        mock.base_url
+    ));
+    tmux.wait_for("? [input] Your name?", 1);
+    tmux.wait_for("form: name (string); type its value", 1);
+    tmux.wait_for("your answer (an empty line declines): ", 1);
+    tmux.type_line("Ada");
+    let screen = tmux.wait_for("EXITED=0", 1);
+    assert!(screen.contains("<- py_ask_name: Hello Ada"), "{screen}");
+    assert!(screen.contains("Hi Ada."), "{screen}");
 }
