@@ -66,9 +66,10 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
-# With a throwaway PostgreSQL server on loopback, for the PostgreSQL store's tests.
+# With a throwaway PostgreSQL server on loopback, for the PostgreSQL store's tests. The CLI's
+# tests run in cli-tests.
 rust-tests:
-	tests/postgres/with-postgres.sh $(CARGO) test --workspace --locked
+	tests/postgres/with-postgres.sh $(CARGO) test --workspace --exclude toolnexus-cli --locked
 
 # The `toolnexus` binary (cli/): its commands against a loopback mock model, durable halts
 # resumed by another process (SQLite and PostgreSQL), and a tmux session typed into as a
