@@ -1,8 +1,8 @@
 //! The REPL as a person uses it, in a real terminal: tmux runs `toolnexus run` against the
 //! loopback mock, keys are typed with `send-keys`, and the screen is read with
-//! `capture-pane`. A tool's approval is answered yes, another's no with a reason, and a
-//! question with typed text, an MCP server's form with its field's value. Every wait is a
-//! bounded poll of the screen.
+//! `capture-pane`. A tool's approval is answered yes, another's no with a reason, a question
+//! with typed text, an MCP server's form with its field's value; a long tool's status line
+//! counts while it runs. Every wait is a bounded poll of the screen.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -85,6 +85,8 @@ fn approve_decline_and_answer_in_a_terminal() {
         openai_text("Skipped it."),
         openai_call("c3", "question", json!({"questions": [{"question": "Favourite colour?"}]})),
         openai_text("Teal it is."),
+        openai_call("c4", "bash", json!({"command": "while [ ! -f release ]; do sleep 0.05; done; echo released"})),
+        openai_text("Waited."),
     ]);
     tmux.start(&format!(
         "cd {} && env TEST_KEY=sk-test-secret {} run --base-url {} --style openai --model m --api-key-env TEST_KEY; \
@@ -121,11 +123,20 @@ fn approve_decline_and_answer_in_a_terminal() {
     let screen = tmux.wait_for("Teal it is.", 1);
     assert!(screen.contains("<- question: {\"output\": \"teal\"}"), "{screen}");
 
+    // A long tool: its status line counts while it runs (it runs until the test releases it).
+    tmux.type_line("wait for it");
+    tmux.wait_for("approve? [y]es / [n]o: ", 3);
+    tmux.type_line("y");
+    tmux.wait_for("running bash (", 1);
+    std::fs::write(dir.join("release"), "").unwrap();
+    let screen = tmux.wait_for("Waited.", 1);
+    assert!(screen.contains("<- bash: released"), "{screen}");
+
     tmux.type_line("/exit");
     let screen = tmux.wait_for("EXITED=0", 1);
     assert!(!screen.contains("sk-test-secret"), "{screen}");
     let seen = mock.seen();
-    assert_eq!(seen.len(), 6, "one model call per reply");
+    assert_eq!(seen.len(), 8, "one model call per reply");
     let last = &seen[5].body["messages"];
     assert_eq!(last.as_array().unwrap().last().unwrap()["content"], "{\"output\": \"teal\"}");
 }
