@@ -108,12 +108,16 @@ pub struct ConversationArgs {
 pub struct RunArgs {
     /// The prompt. Without one, prompts are read line by line (a REPL on a terminal).
     pub prompt: Option<String>,
+    /// The model flags.
     #[command(flatten)]
     pub model: ModelArgs,
+    /// The tool flags.
     #[command(flatten)]
     pub tools: ToolArgs,
+    /// The conversation flags.
     #[command(flatten)]
     pub conversation: ConversationArgs,
+    /// The output flags.
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -121,8 +125,10 @@ pub struct RunArgs {
 /// `toolnexus tools`.
 #[derive(Debug, Args)]
 pub struct ToolsArgs {
+    /// The tool flags.
     #[command(flatten)]
     pub tools: ToolArgs,
+    /// The output flags.
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -132,8 +138,10 @@ pub struct ToolsArgs {
 pub struct DemoArgs {
     /// The prompt (default: "Ship build 42 to prod.").
     pub prompt: Option<String>,
+    /// The conversation flags.
     #[command(flatten)]
     pub conversation: ConversationArgs,
+    /// The output flags.
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -156,13 +164,17 @@ pub struct ResumeArgs {
     /// Answer it with this text.
     #[arg(long, value_name = "TEXT")]
     pub answer: Option<String>,
-    /// The run was a `toolnexus demo`: continue it with the scripted model.
-    #[arg(long, conflicts_with_all = ["base_url", "style", "model"])]
+    /// The run was a `toolnexus demo`: continue it with the scripted model (the model and tool
+    /// flags are not read).
+    #[arg(long)]
     pub demo: bool,
+    /// The model flags.
     #[command(flatten)]
     pub model: ModelArgs,
+    /// The tool flags.
     #[command(flatten)]
     pub tools: ToolArgs,
+    /// The output flags.
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -173,6 +185,7 @@ pub struct PendingArgs {
     /// The store (a SQLite path or a postgres:// URL).
     #[arg(long, value_name = "STORE", env = "TOOLNEXUS_STORE", visible_alias = "durable")]
     pub store: String,
+    /// The output flags.
     #[command(flatten)]
     pub output: OutputArgs,
 }
