@@ -2,7 +2,8 @@
 //! loopback mock, keys are typed with `send-keys`, and the screen is read with
 //! `capture-pane`. A tool's approval is answered yes, another's no with a reason, a question
 //! with typed text, an MCP server's form with its field's value; a long tool's status line
-//! counts while it runs. Every wait is a bounded poll of the screen.
+//! counts while it runs; Ctrl-C cancels a run, then ends the REPL. Every wait is a bounded
+//! poll of the screen.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -179,4 +180,33 @@ fn an_mcp_servers_form_is_filled_in_a_terminal() {
     let screen = tmux.wait_for("EXITED=0", 1);
     assert!(screen.contains("<- py_ask_name: Hello Ada"), "{screen}");
     assert!(screen.contains("Hi Ada."), "{screen}");
+}
+
+#[test]
+fn ctrl_c_cancels_the_run_then_ends_the_repl() {
+    let Some(tmux) = Tmux::new("interrupt") else { return };
+    let dir = scratch("tmux-interrupt");
+    let mock = Mock::start(vec![
+        openai_call("c1", "bash", json!({"command": "while [ ! -f never ]; do sleep 0.05; done"})),
+        openai_text("Still here."),
+    ]);
+    tmux.start(&format!(
+        "cd {} && env TEST_KEY=k {} run --no-confirm --base-url {} --style openai --model m --api-key-env TEST_KEY; \
+         echo EXITED=$?; sleep 600",
+        dir.display(),
+        bin(),
+        mock.base_url
+    ));
+    tmux.wait_for("type a prompt", 1);
+    tmux.type_line("run forever");
+    tmux.wait_for("running bash (", 1);
+    tmux.tmux(&["send-keys", "-t", "main", "C-c"]);
+    tmux.wait_for("error: run cancelled", 1);
+    // The REPL goes on (a cancelled run leaves the conversation as it was).
+    tmux.type_line("are you there");
+    tmux.wait_for("Still here.", 1);
+    let second = &mock.seen()[1].body["messages"];
+    assert_eq!(second.as_array().unwrap().len(), 1, "{second}");
+    tmux.tmux(&["send-keys", "-t", "main", "C-c"]);
+    tmux.wait_for("EXITED=130", 1);
 }
