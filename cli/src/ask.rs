@@ -44,6 +44,7 @@ impl WaitFor for TerminalAsk {
 
 /// Puts `request` to the person at the terminal until they give a usable reply.
 async fn ask(ui: &Ui, input: &Input, request: &Request) -> Option<Decision> {
+    input.discard_typed_ahead().await;
     ui.note(&format!("? [{}] {}", request.kind, request.prompt));
     if let Some(url) = request.url.as_deref().filter(|u| !u.is_empty()) {
         ui.note(&format!("  open {url}"));

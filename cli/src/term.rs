@@ -35,6 +35,13 @@ impl Input {
     pub async fn line(&self) -> Option<String> {
         self.lines.lock().await.recv().await
     }
+
+    /// Drops the lines typed before now: a question is answered only by what is typed after
+    /// it is asked, never by an Enter pressed while the model was still streaming.
+    pub async fn discard_typed_ahead(&self) {
+        let mut lines = self.lines.lock().await;
+        while lines.try_recv().is_ok() {}
+    }
 }
 
 /// Writes `text` to stdout. A reader that went away (`| head`) is not the run's failure.

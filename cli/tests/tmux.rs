@@ -2,7 +2,8 @@
 //! loopback mock, keys are typed with `send-keys`, and the screen is read with
 //! `capture-pane`. A tool's approval is answered yes, another's no with a reason, a question
 //! with typed text, an MCP server's form with its field's value; a long tool's status line
-//! counts while it runs; Ctrl-C cancels a run, then ends the REPL. Every wait is a bounded
+//! counts while it runs; a line typed ahead never answers a question; Ctrl-C cancels a run,
+//! then ends the REPL. Every wait is a bounded
 //! poll of the screen.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -209,4 +210,34 @@ fn ctrl_c_cancels_the_run_then_ends_the_repl() {
     assert_eq!(second.as_array().unwrap().len(), 1, "{second}");
     tmux.tmux(&["send-keys", "-t", "main", "C-c"]);
     tmux.wait_for("EXITED=130", 1);
+}
+
+#[test]
+fn a_line_typed_before_a_question_does_not_answer_it() {
+    let Some(tmux) = Tmux::new("type-ahead") else { return };
+    let dir = scratch("tmux-type-ahead");
+    let mock = Mock::start(vec![
+        openai_call("c1", "bash", json!({"command": "while [ ! -f release ]; do sleep 0.05; done; echo released"})),
+        openai_call("c2", "write", json!({"path": "f.txt", "content": "x"})),
+        openai_text("Not written."),
+    ]);
+    tmux.start(&format!(
+        "cd {} && env TEST_KEY=k {} run 'go' --confirm write --base-url {} --style openai --model m \
+         --api-key-env TEST_KEY; echo EXITED=$?; sleep 600",
+        dir.display(),
+        bin(),
+        mock.base_url
+    ));
+    tmux.wait_for("running bash (", 1);
+    // Typed while the first tool runs, before anything asks.
+    tmux.type_line("y");
+    std::fs::write(dir.join("release"), "").unwrap();
+    tmux.wait_for("? [approval] Run write", 1);
+    tmux.wait_for("approve? [y]es / [n]o: ", 1);
+    tmux.type_line("n");
+    tmux.wait_for("reason (optional): ", 1);
+    tmux.type_line("");
+    let screen = tmux.wait_for("EXITED=0", 1);
+    assert!(screen.contains("<- write (error): declined/expired: Run write"), "{screen}");
+    assert!(!dir.join("f.txt").exists());
 }
