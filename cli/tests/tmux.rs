@@ -3,8 +3,7 @@
 //! `capture-pane`. A tool's approval is answered yes, another's no with a reason, a question
 //! with typed text, an MCP server's form with its field's value; a long tool's status line
 //! counts while it runs; a line typed ahead never answers a question; Ctrl-C cancels a run,
-//! then ends the REPL. Every wait is a bounded
-//! poll of the screen.
+//! then ends the REPL. Every wait is a bounded poll of the screen.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
