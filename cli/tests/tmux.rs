@@ -43,6 +43,17 @@ impl Tmux {
         self.tmux(&["new-session", "-d", "-s", "main", "-x", "160", "-y", "50", command]);
     }
 
+    /// Starts `toolnexus run ARGS` in `dir` against `mock`; `EXITED=<code>` shows when it ends.
+    fn start_run(&self, dir: &std::path::Path, mock: &Mock, args: &str) {
+        self.start(&format!(
+            "cd {} && env TEST_KEY=sk-test-secret {} run {args} --base-url {} --style openai --model m \
+             --api-key-env TEST_KEY; echo EXITED=$?; sleep 600",
+            dir.display(),
+            bin(),
+            mock.base_url
+        ));
+    }
+
     /// Types `text`, then Enter.
     fn type_line(&self, text: &str) {
         self.tmux(&["send-keys", "-t", "main", "-l", text]);
@@ -89,13 +100,7 @@ fn approve_decline_and_answer_in_a_terminal() {
         openai_call("c4", "bash", json!({"command": "while [ ! -f release ]; do sleep 0.05; done; echo released"})),
         openai_text("Waited."),
     ]);
-    tmux.start(&format!(
-        "cd {} && env TEST_KEY=sk-test-secret {} run --base-url {} --style openai --model m --api-key-env TEST_KEY; \
-         echo EXITED=$?; sleep 600",
-        dir.display(),
-        bin(),
-        mock.base_url
-    ));
+    tmux.start_run(&dir, &mock, "");
     tmux.wait_for("type a prompt", 1);
 
     // Approve.
@@ -165,14 +170,7 @@ fn an_mcp_servers_form_is_filled_in_a_terminal() {
     let server = json!({"command": python, "args": [mcp_env::script("py_server.py"), "stdio"]});
     std::fs::write(&config, json!({"mcpServers": {"py": server}}).to_string()).unwrap();
     let mock = Mock::start(vec![openai_call("c1", "py_ask_name", json!({})), openai_text("Hi Ada.")]);
-    tmux.start(&format!(
-        "cd {} && env TEST_KEY=k {} run 'who am I' --no-builtins --mcp {} --base-url {} --style openai --model m \
-         --api-key-env TEST_KEY; echo EXITED=$?; sleep 600",
-        dir.display(),
-        bin(),
-        config.display(),
-        mock.base_url
-    ));
+    tmux.start_run(&dir, &mock, &format!("'who am I' --no-builtins --mcp {}", config.display()));
     tmux.wait_for("? [input] Your name?", 1);
     tmux.wait_for("form: name (string); type its value", 1);
     tmux.wait_for("your answer (an empty line declines): ", 1);
@@ -190,13 +188,7 @@ fn ctrl_c_cancels_the_run_then_ends_the_repl() {
         openai_call("c1", "bash", json!({"command": "while [ ! -f never ]; do sleep 0.05; done"})),
         openai_text("Still here."),
     ]);
-    tmux.start(&format!(
-        "cd {} && env TEST_KEY=k {} run --no-confirm --base-url {} --style openai --model m --api-key-env TEST_KEY; \
-         echo EXITED=$?; sleep 600",
-        dir.display(),
-        bin(),
-        mock.base_url
-    ));
+    tmux.start_run(&dir, &mock, "--no-confirm");
     tmux.wait_for("type a prompt", 1);
     tmux.type_line("run forever");
     tmux.wait_for("running bash (", 1);
@@ -220,13 +212,7 @@ fn a_line_typed_before_a_question_does_not_answer_it() {
         openai_call("c2", "write", json!({"path": "f.txt", "content": "x"})),
         openai_text("Not written."),
     ]);
-    tmux.start(&format!(
-        "cd {} && env TEST_KEY=k {} run 'go' --confirm write --base-url {} --style openai --model m \
-         --api-key-env TEST_KEY; echo EXITED=$?; sleep 600",
-        dir.display(),
-        bin(),
-        mock.base_url
-    ));
+    tmux.start_run(&dir, &mock, "'go' --confirm write");
     tmux.wait_for("running bash (", 1);
     // Typed while the first tool runs, before anything asks.
     tmux.type_line("y");
