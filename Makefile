@@ -2,6 +2,7 @@
 #
 #   make demo       build and run the demo (scripted model, no network)
 #   make test       every check: format, lints, all tests (Rust and C), the header, wire shapes
+#   make cli-tests  the toolnexus command line's tests (a mock model, durable resumes, tmux)
 #   make bench      the engine's cost per agent run against the shared mock, beside the bare floor
 #   make bench-transports  the same, over the engine's own transport and over reqwest, interleaved
 #   make bench-memory  durable halts and resumes per second through each conversation store
@@ -43,15 +44,15 @@ VALGRIND := valgrind --quiet --child-silent-after-fork=yes --leak-check=full --e
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test setup fmt-check clippy rust-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests fuzz fuzz-short miri reliability
+.PHONY: help demo test setup fmt-check clippy rust-tests cli-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests fuzz fuzz-short miri reliability
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
 
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
 
-test: setup fmt-check clippy rust-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests spec-check fuzz-short miri
+test: setup fmt-check clippy rust-tests cli-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests spec-check fuzz-short miri
 	@echo "make test: all checks passed"
 
 # What the tests need beyond the registries, installed when missing (tests/setup.sh).
@@ -65,9 +66,16 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
-# With a throwaway PostgreSQL server on loopback, for the PostgreSQL store's tests.
+# With a throwaway PostgreSQL server on loopback, for the PostgreSQL store's tests. The CLI's
+# tests run in cli-tests.
 rust-tests:
-	tests/postgres/with-postgres.sh $(CARGO) test --workspace --locked
+	tests/postgres/with-postgres.sh $(CARGO) test --workspace --exclude toolnexus-cli --locked
+
+# The `toolnexus` binary (cli/): its commands against a loopback mock model, durable halts
+# resumed by another process (SQLite and PostgreSQL), and a tmux session typed into as a
+# person would (tmux from tests/setup.sh).
+cli-tests:
+	tests/postgres/with-postgres.sh $(CARGO) test -p toolnexus-cli --locked
 
 # The conformance scenarios' bodies, and a streamed run's (written by a core test), against
 # the providers' SDK request types.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `make test` needs beyond the registries, installed when missing: rustfmt and clippy
 # (rustup components), and the Debian packages of the C tests and the bindings' toolchains
-# (a C and C++ compiler, valgrind, pkg-config, Go, Node with npm, a JDK with Maven), and
+# (a C and C++ compiler, valgrind, pkg-config, Go, Node with npm, a JDK with Maven), tmux for
+# the CLI's terminal test, and
 # PostgreSQL's server for the PostgreSQL store's tests. A machine
 # that already has a newer toolchain keeps it. Everything else (crates, wheels, npm packages,
 # jars, Go modules, the pinned nightly for fuzzing and Miri) is fetched by the tests
@@ -26,6 +27,8 @@ command -v cc >/dev/null 2>&1 || missing+=(gcc)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# The CLI's terminal test types into a tmux session (cli/tests/tmux.rs).
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 # The PostgreSQL store's tests start a server of their own (tests/postgres/with-postgres.sh).
 command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
