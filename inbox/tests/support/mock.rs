@@ -1,0 +1,95 @@
+//! A loopback mock model for the inbox's tests and demo (adapted from the core's
+//! `tests/support/mock.rs`): an OpenAI-style `/chat/completions` that answers by content
+//! instead of from a script, so runs can be resumed in any order.
+//!
+//! - last message a tool result: final text `Finished: <the tool's output>`;
+//! - otherwise: a call of the `gate` tool whose arguments are the last user turn (a JSON
+//!   object `{id?, kind, prompt, url?, data?}`: what the tool will suspend on).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code, missing_docs)]
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+
+/// A running mock; it stops when the runtime that started it ends.
+#[derive(Clone)]
+pub struct Mock {
+    pub addr: SocketAddr,
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Mock {
+    pub async fn start() -> Mock {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let calls = Arc::new(AtomicU64::new(1));
+        let st = seen.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { return };
+                let (st, calls) = (st.clone(), calls.clone());
+                tokio::spawn(async move {
+                    let svc = service_fn(move |req| handle(st.clone(), calls.clone(), req));
+                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+                });
+            }
+        });
+        Mock { addr, seen }
+    }
+
+    /// The base URL a client is given: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The request bodies received so far.
+    pub fn seen(&self) -> Vec<Value> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// The reply to one request body.
+pub fn reply_to(body: &Value, call_id: u64) -> Value {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let usage = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
+    if last["role"] == "tool" {
+        let text = format!("Finished: {}", last["content"].as_str().unwrap_or_default());
+        return json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}], "usage": usage});
+    }
+    let args = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("{}")
+        .to_string();
+    let call =
+        json!({"id": format!("call-{call_id}"), "type": "function", "function": {"name": "gate", "arguments": args}});
+    json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [call]}, "finish_reason": "tool_calls"}], "usage": usage})
+}
+
+async fn handle(
+    seen: Arc<Mutex<Vec<Value>>>,
+    calls: Arc<AtomicU64>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let bytes = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    seen.lock().unwrap().push(body.clone());
+    let reply = reply_to(&body, calls.fetch_add(1, Ordering::Relaxed));
+    let resp = Response::builder().status(200).header("content-type", "application/json");
+    Ok(resp.body(Full::new(Bytes::from(serde_json::to_vec(&reply).unwrap()))).unwrap())
+}
