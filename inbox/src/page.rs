@@ -163,7 +163,7 @@ pub(crate) fn outcome(conversation: &str, sent: &str, result: &RunResult) -> Str
     }
     let _ = write!(
         body,
-        "<p>{} turns, {} tool calls.</p></section><p><a href=\"/\">Back to the inbox</a></p>",
+        "<p>Turns: {} · tool calls: {}</p></section><p><a href=\"/\">Back to the inbox</a></p>",
         result.turns, result.tool_call_count
     );
     layout("Run resumed", &body)

@@ -97,7 +97,9 @@ fn html(status: StatusCode, body: String) -> Reply {
     );
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
     h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    // Not `no-referrer`: under it a browser sends `Origin: null` with the page's own forms,
+    // which the origin check must refuse. Nothing leaves for another site either way.
+    h.insert("referrer-policy", HeaderValue::from_static("same-origin"));
     h.insert("cache-control", HeaderValue::from_static("no-store"));
     r
 }

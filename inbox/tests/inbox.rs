@@ -185,6 +185,8 @@ async fn a_post_without_the_csrf_token_or_from_another_origin_is_refused() {
     let right = form(&[[("csrf", csrf.as_str())].as_slice(), &fields].concat());
     let evil = send(addr, "POST", "/answer", &[FORM, ("Origin", "http://evil.example")], &right).await;
     assert_eq!(evil.status, 403);
+    let opaque = send(addr, "POST", "/answer", &[FORM, ("Origin", "null")], &right).await;
+    assert_eq!(opaque.status, 403, "a sandboxed or privacy-stripped origin is not ours");
     let cross = send(addr, "POST", "/answer", &[FORM, ("Sec-Fetch-Site", "cross-site")], &right).await;
     assert_eq!(cross.status, 403);
     let not_form = send(addr, "POST", "/answer", &[("Content-Type", "text/plain")], &right).await;
