@@ -160,6 +160,45 @@ async fn decline_with_a_reason_and_a_typed_answer_resume_their_runs() {
 }
 
 #[tokio::test]
+async fn a_run_that_halts_again_shows_its_next_request_and_a_failed_resume_its_error() {
+    let ask = json!({"id": "req-1", "kind": "input", "prompt": "First question?"});
+    let s = setup("again", &[("twice", ask), ("broken", deploy())], InboxOptions::default()).await;
+    let addr = s.inbox.addr();
+    let csrf = csrf_of(&get(addr).await.body);
+    let next = r#"next:{"id": "req-2", "kind": "login", "prompt": "Sign in <now>", "url": "https://id.example/login"}"#;
+    let body =
+        form(&[("csrf", &csrf), ("conversation", "twice"), ("request", "req-1"), ("action", "answer"), ("text", next)]);
+    let again = post(addr, &body).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    for shown in [
+        "Status: <span class=\"status\">pending</span>",
+        "The run is waiting again: <span class=\"kind\">login</span>",
+        "Sign in &lt;now&gt;",
+        "href=\"https://id.example/login\"",
+        "<code>req-2</code>",
+    ] {
+        assert!(again.body.contains(shown), "{shown} in {}", again.body);
+    }
+    let listed = get(addr).await.body;
+    assert!(listed.contains("<code>req-2</code>") && !listed.contains("<code>req-1</code>"), "{listed}");
+
+    // The model fails the resume: the error is shown (no key in it), the run stays listed.
+    let body = form(&[
+        ("csrf", &csrf),
+        ("conversation", "broken"),
+        ("request", "req-deploy"),
+        ("action", "answer"),
+        ("text", "model-error"),
+    ]);
+    let failed = post(addr, &body).await;
+    assert_eq!(failed.status, 502, "{}", failed.body);
+    assert!(failed.body.contains("The resume failed"), "{}", failed.body);
+    assert!(failed.body.contains("<span class=\"status\">http</span>"), "{}", failed.body);
+    assert!(!failed.body.contains(SECRET_KEY));
+    assert!(get(addr).await.body.contains("<code>broken</code>"), "still waiting");
+}
+
+#[tokio::test]
 async fn an_answer_to_a_request_the_run_is_not_waiting_on_is_a_conflict() {
     let s = setup("stale", &[("deploy-4", deploy())], InboxOptions::default()).await;
     let addr = s.inbox.addr();

@@ -2,7 +2,9 @@
 //! `tests/support/mock.rs`): an OpenAI-style `/chat/completions` that answers by content
 //! instead of from a script, so runs can be resumed in any order.
 //!
-//! - last message a tool result: final text `Finished: <the tool's output>`;
+//! - last message a tool result `next:<json>`: another `gate` call with those arguments;
+//! - last message a tool result holding `model-error`: HTTP 400;
+//! - last message another tool result: final text `Finished: <the tool's output>`;
 //! - otherwise: a call of the `gate` tool whose arguments are the last user turn (a JSON
 //!   object `{id?, kind, prompt, url?, data?}`: what the tool will suspend on).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code, missing_docs)]
@@ -60,25 +62,36 @@ impl Mock {
     }
 }
 
-/// The reply to one request body.
-pub fn reply_to(body: &Value, call_id: u64) -> Value {
+/// The reply to one request body: its status and JSON.
+pub fn reply_to(body: &Value, call_id: u64) -> (u16, Value) {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let last = messages.last().cloned().unwrap_or(Value::Null);
     let usage = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
-    if last["role"] == "tool" {
-        let text = format!("Finished: {}", last["content"].as_str().unwrap_or_default());
-        return json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}], "usage": usage});
-    }
-    let args = messages
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("{}")
-        .to_string();
+    let tool_output = (last["role"] == "tool").then(|| last["content"].as_str().unwrap_or_default().to_string());
+    let args = match tool_output {
+        Some(out) if out.starts_with("next:") => out["next:".len()..].to_string(),
+        Some(out) if out.contains("model-error") => {
+            return (400, json!({"error": {"message": "mock: the model refuses"}}));
+        }
+        Some(out) => {
+            let text = format!("Finished: {out}");
+            let reply = json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}], "usage": usage});
+            return (200, reply);
+        }
+        None => messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("{}")
+            .to_string(),
+    };
     let call =
         json!({"id": format!("call-{call_id}"), "type": "function", "function": {"name": "gate", "arguments": args}});
-    json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [call]}, "finish_reason": "tool_calls"}], "usage": usage})
+    (
+        200,
+        json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [call]}, "finish_reason": "tool_calls"}], "usage": usage}),
+    )
 }
 
 async fn handle(
@@ -89,7 +102,7 @@ async fn handle(
     let bytes = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     seen.lock().unwrap().push(body.clone());
-    let reply = reply_to(&body, calls.fetch_add(1, Ordering::Relaxed));
-    let resp = Response::builder().status(200).header("content-type", "application/json");
+    let (status, reply) = reply_to(&body, calls.fetch_add(1, Ordering::Relaxed));
+    let resp = Response::builder().status(status).header("content-type", "application/json");
     Ok(resp.body(Full::new(Bytes::from(serde_json::to_vec(&reply).unwrap()))).unwrap())
 }

@@ -14,14 +14,18 @@ use toolnexus::{
 /// The API key the client is given: no page may show it.
 pub const SECRET_KEY: &str = "sk-inbox-test-SECRET-0123456789";
 
-/// `gate` suspends on `{id?, kind, prompt, url?, data?}`; answered, it reports the answer.
+/// `gate` suspends on `{id?, kind, prompt, url?, data?}`; answered, it reports the answer
+/// (an answer `next:<json>` is passed on as is: the mock then asks the gate again).
 pub fn toolkit() -> Toolkit {
     Toolkit::new(vec![Tool::from_sync(
         "gate",
         "Waits for a person.",
         json!({"type": "object"}),
         |args, ctx| match &ctx.answer {
-            Some(a) => Ok(ToolResult::ok(format!("gate passed with {:?}", answer_output_of(a).unwrap_or("")))),
+            Some(a) => match answer_output_of(a).unwrap_or("") {
+                next if next.starts_with("next:") => Ok(ToolResult::ok(next)),
+                out => Ok(ToolResult::ok(format!("gate passed with {out:?}"))),
+            },
             None => Ok(pending(PendingSpec {
                 id: args["id"].as_str().map(str::to_string),
                 kind: args["kind"].as_str().unwrap_or("approval").to_string(),
