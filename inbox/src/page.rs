@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 use toolnexus::memory::PendingRun;
-use toolnexus::{Error, Reason, Request, RunResult, RunStatus};
+use toolnexus::{answer_output_of, Answer, Error, Reason, Request, RunResult, RunStatus};
 
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1d1d1f;background:#fafafa}\
 h1{font-size:1.6rem}h2{font-size:1.15rem;margin:0 0 .5rem}\
@@ -89,8 +89,25 @@ fn hidden(csrf: &str, run: &PendingRun) -> String {
     )
 }
 
-/// The list of waiting runs, each with its approve, decline and answer forms.
-pub(crate) fn inbox(runs: &[PendingRun], now_ms: u64, csrf: &str, store_kind: &str) -> String {
+/// An answer in words.
+pub(crate) fn describe(answer: &Answer) -> String {
+    match (answer.ok, answer_output_of(answer)) {
+        (true, Some(out)) => format!("ok, {out:?}"),
+        (true, None) => "ok".to_string(),
+        (false, _) => format!("refused ({})", answer.reason.as_deref().unwrap_or("declined")),
+    }
+}
+
+/// The list of waiting runs, each with its approve, decline and answer forms; a run whose
+/// resume accepted an answer and did not finish (`accepted`, by index) offers that answer
+/// again instead, the only one its store will take.
+pub(crate) fn inbox(
+    runs: &[PendingRun],
+    accepted: &[Option<Answer>],
+    now_ms: u64,
+    csrf: &str,
+    store_kind: &str,
+) -> String {
     let mut body = format!(
         "<h1>Approvals inbox</h1><p class=\"summary\">{} waiting in the {} store.</p>",
         match runs.len() {
@@ -102,21 +119,30 @@ pub(crate) fn inbox(runs: &[PendingRun], now_ms: u64, csrf: &str, store_kind: &s
     if runs.is_empty() {
         body.push_str("<p class=\"empty\">Nothing is waiting for an answer.</p>");
     }
-    for run in runs {
+    for (i, run) in runs.iter().enumerate() {
         let req = &run.request;
         let waiting = format!("<dt>Waiting</dt><dd class=\"age\">{}</dd>", age(now_ms, run.since_ms));
         let reasons: String =
             Reason::ALL.iter().map(|r| format!("<option value=\"{0}\">{0}</option>", r.as_str())).collect();
         let h = hidden(csrf, run);
-        let _ = write!(
-            body,
-            "<section class=\"run\" data-conversation=\"{conv}\"><h2><span class=\"kind\">{kind}</span>\
-conversation <code>{conv}</code></h2><p class=\"prompt\">{prompt}</p>{fields}\
-<form method=\"post\" action=\"/answer\">{h}<button class=\"approve\" name=\"action\" value=\"approve\">Approve</button></form>\
+        let controls = match accepted.get(i).and_then(Option::as_ref) {
+            Some(a) => format!(
+                "<p class=\"accepted\">An answer was accepted but the run did not finish resuming: {}.</p>\
+<form method=\"post\" action=\"/answer\">{h}<button name=\"action\" value=\"retry\">Resume with that answer</button></form>",
+                esc(&describe(a))
+            ),
+            None => format!(
+                "<form method=\"post\" action=\"/answer\">{h}<button class=\"approve\" name=\"action\" value=\"approve\">Approve</button></form>\
 <form method=\"post\" action=\"/answer\">{h}<label>Reason <select name=\"reason\">{reasons}</select></label>\
 <button class=\"decline\" name=\"action\" value=\"decline\">Decline</button></form>\
 <form method=\"post\" action=\"/answer\">{h}<label>Answer <input name=\"text\" required></label>\
-<button name=\"action\" value=\"answer\">Send answer</button></form></section>",
+<button name=\"action\" value=\"answer\">Send answer</button></form>"
+            ),
+        };
+        let _ = write!(
+            body,
+            "<section class=\"run\" data-conversation=\"{conv}\"><h2><span class=\"kind\">{kind}</span>\
+conversation <code>{conv}</code></h2><p class=\"prompt\">{prompt}</p>{fields}{controls}</section>",
             conv = esc(&run.id),
             kind = esc(&req.kind),
             prompt = esc(&req.prompt),
@@ -131,6 +157,7 @@ pub(crate) fn sent(action: &str, detail: &str) -> String {
     match action {
         "approve" => "Approved".to_string(),
         "decline" => format!("Declined ({detail})"),
+        "retry" => format!("Resumed with the accepted answer: {detail}"),
         _ => format!("Answered: {detail}"),
     }
 }

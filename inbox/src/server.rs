@@ -14,7 +14,7 @@ use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, COOKIE, HOST, LOCA
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -24,6 +24,10 @@ use crate::{auth, page};
 
 /// The largest form body read; the inbox's forms are a few hundred bytes.
 const MAX_FORM_BYTES: usize = 64 * 1024;
+
+/// How long a connection may take to send a request's head: an idle or trickling client
+/// does not hold a connection open for ever.
+const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// What the approve button answers: an `ok` Answer whose output says so.
 pub(crate) const APPROVED_OUTPUT: &str = "approved";
@@ -68,7 +72,10 @@ pub(crate) async fn accept_loop(
         let (state, cancel) = (state.clone(), cancel.clone());
         tracker.spawn(async move {
             let svc = service_fn(move |req| handle(state.clone(), req));
-            let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), svc);
+            let conn = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), svc);
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
@@ -171,10 +178,26 @@ async fn route(state: &State, req: Request<Incoming>) -> Reply {
 
 async fn list(state: &State) -> Reply {
     let store = state.client.conversation_store();
-    match store.pending_runs().await {
-        Ok(runs) => html(StatusCode::OK, page::inbox(&runs, now_ms(), &state.csrf, store.kind())),
+    let read = async {
+        let runs = store.pending_runs().await?;
+        let mut accepted = Vec::with_capacity(runs.len());
+        for run in &runs {
+            accepted.push(store.load(&run.id).await?.and_then(|r| r.answer));
+        }
+        Ok::<_, toolnexus::Error>((runs, accepted))
+    };
+    match read.await {
+        Ok((runs, accepted)) => {
+            html(StatusCode::OK, page::inbox(&runs, &accepted, now_ms(), &state.csrf, store.kind()))
+        }
         Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, "The store cannot be read", e.message()),
     }
+}
+
+/// The answer a resume accepted and did not finish with, when it answers `request`.
+async fn accepted_answer(state: &State, conversation: &str, request: &str) -> Option<toolnexus::Answer> {
+    let stored = state.client.conversation_store().load(conversation).await.ok()??;
+    stored.answer.filter(|a| a.id == request)
 }
 
 /// The fields of an answer form.
@@ -233,6 +256,14 @@ async fn answer(state: &State, req: Request<Incoming>, host: &str) -> Reply {
         },
         "answer" if !form.text.is_empty() => (answer_output(&form.request, &form.text), form.text.clone()),
         "answer" => return refuse(StatusCode::BAD_REQUEST, "Empty answer", "Type an answer first."),
+        // A resume that failed midway left its answer on record: the same answer again.
+        "retry" => match accepted_answer(state, &form.conversation, &form.request).await {
+            Some(a) => {
+                let detail = page::describe(&a);
+                (a, detail)
+            }
+            None => return refuse(StatusCode::CONFLICT, "Nothing to retry", "This run holds no unfinished answer."),
+        },
         _ => return refuse(StatusCode::BAD_REQUEST, "Unknown action", "Approve, decline or answer."),
     };
     let sent = page::sent(&form.action, &detail);

@@ -195,7 +195,20 @@ async fn a_run_that_halts_again_shows_its_next_request_and_a_failed_resume_its_e
     assert!(failed.body.contains("The resume failed"), "{}", failed.body);
     assert!(failed.body.contains("<span class=\"status\">http</span>"), "{}", failed.body);
     assert!(!failed.body.contains(SECRET_KEY));
-    assert!(get(addr).await.body.contains("<code>broken</code>"), "still waiting");
+    let listed = get(addr).await.body;
+    assert!(listed.contains("<code>broken</code>"), "still waiting");
+    assert!(listed.contains("An answer was accepted but the run did not finish resuming: ok, &quot;model-error&quot;."));
+    assert_eq!(listed.matches("value=\"approve\"").count(), 1, "only the other run offers approve: {listed}");
+
+    // Another answer is refused (the store holds the first); the same one, retried, resumes.
+    let other = form(&[("csrf", &csrf), ("conversation", "broken"), ("request", "req-deploy"), ("action", "approve")]);
+    assert_eq!(post(addr, &other).await.status, 409);
+    let retry = form(&[("csrf", &csrf), ("conversation", "broken"), ("request", "req-deploy"), ("action", "retry")]);
+    let done = post(addr, &retry).await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert!(done.body.contains("Resumed with the accepted answer: ok, &quot;model-error&quot;"), "{}", done.body);
+    assert!(done.body.contains("Finished: gate passed with &quot;model-error&quot;"), "{}", done.body);
+    assert_eq!(post(addr, &retry).await.status, 409, "nothing left to retry");
 }
 
 #[tokio::test]

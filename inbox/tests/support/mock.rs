@@ -3,7 +3,8 @@
 //! instead of from a script, so runs can be resumed in any order.
 //!
 //! - last message a tool result `next:<json>`: another `gate` call with those arguments;
-//! - last message a tool result holding `model-error`: HTTP 400;
+//! - last message a tool result holding `model-error`: HTTP 400 the first time that very
+//!   request comes, as a model that fails once;
 //! - last message another tool result: final text `Finished: <the tool's output>`;
 //! - otherwise: a call of the `gate` tool whose arguments are the last user turn (a JSON
 //!   object `{id?, kind, prompt, url?, data?}`: what the tool will suspend on).
@@ -63,14 +64,14 @@ impl Mock {
 }
 
 /// The reply to one request body: its status and JSON.
-pub fn reply_to(body: &Value, call_id: u64) -> (u16, Value) {
+pub fn reply_to(body: &Value, call_id: u64, first_time: bool) -> (u16, Value) {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let last = messages.last().cloned().unwrap_or(Value::Null);
     let usage = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
     let tool_output = (last["role"] == "tool").then(|| last["content"].as_str().unwrap_or_default().to_string());
     let args = match tool_output {
         Some(out) if out.starts_with("next:") => out["next:".len()..].to_string(),
-        Some(out) if out.contains("model-error") => {
+        Some(out) if out.contains("model-error") && first_time => {
             return (400, json!({"error": {"message": "mock: the model refuses"}}));
         }
         Some(out) => {
@@ -101,8 +102,13 @@ async fn handle(
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let bytes = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    seen.lock().unwrap().push(body.clone());
-    let (status, reply) = reply_to(&body, calls.fetch_add(1, Ordering::Relaxed));
+    let first_time = {
+        let mut seen = seen.lock().unwrap();
+        let first = !seen.contains(&body);
+        seen.push(body.clone());
+        first
+    };
+    let (status, reply) = reply_to(&body, calls.fetch_add(1, Ordering::Relaxed), first_time);
     let resp = Response::builder().status(status).header("content-type", "application/json");
     Ok(resp.body(Full::new(Bytes::from(serde_json::to_vec(&reply).unwrap()))).unwrap())
 }
