@@ -199,8 +199,8 @@ pub(crate) fn outcome(conversation: &str, sent: &str, result: &RunResult) -> Str
 /// A resume the store refused: answered already, or being resumed right now.
 pub(crate) fn conflict(conversation: &str, err: &Error) -> String {
     let body = format!(
-        "<h1>Already resumed</h1><section class=\"outcome error\"><p>Conversation <code>{}</code> was resumed already \
-(or is being resumed): this answer was not used.</p><p class=\"detail\">{}</p></section>\
+        "<h1>Already resumed</h1><section class=\"outcome error\"><p>Conversation <code>{}</code> was resumed already, \
+is being resumed, or holds another answer: this answer was not used.</p><p class=\"detail\">{}</p></section>\
 <p><a href=\"/\">Back to the inbox</a></p>",
         esc(conversation),
         esc(err.message())
