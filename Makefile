@@ -3,6 +3,7 @@
 #   make demo       build and run the demo (scripted model, no network)
 #   make test       every check: format, lints, all tests (Rust and C), the header, wire shapes
 #   make cli-tests  the toolnexus command line's tests (a mock model, durable resumes, tmux)
+#   make inbox-tests  the approvals inbox: HTTP tests, then headless Chromium against a demo server
 #   make bench      the engine's cost per agent run against the shared mock, beside the bare floor
 #   make bench-transports  the same, over the engine's own transport and over reqwest, interleaved
 #   make bench-memory  durable halts and resumes per second through each conversation store
@@ -44,7 +45,7 @@ VALGRIND := valgrind --quiet --child-silent-after-fork=yes --leak-check=full --e
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test setup fmt-check clippy rust-tests cli-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests fuzz fuzz-short miri reliability
+.PHONY: help demo test setup fmt-check clippy rust-tests cli-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests fuzz fuzz-short miri reliability
 
 help:
 	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
@@ -52,7 +53,7 @@ help:
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
 
-test: setup fmt-check clippy rust-tests cli-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests spec-check fuzz-short miri
+test: setup fmt-check clippy rust-tests cli-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests spec-check fuzz-short miri
 	@echo "make test: all checks passed"
 
 # What the tests need beyond the registries, installed when missing (tests/setup.sh).
@@ -67,9 +68,9 @@ clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 # With a throwaway PostgreSQL server on loopback, for the PostgreSQL store's tests. The CLI's
-# tests run in cli-tests.
+# and the inbox's tests run in cli-tests and inbox-tests.
 rust-tests:
-	tests/postgres/with-postgres.sh $(CARGO) test --workspace --exclude toolnexus-cli --locked
+	tests/postgres/with-postgres.sh $(CARGO) test --workspace --exclude toolnexus-cli --exclude toolnexus-inbox --locked
 
 # The `toolnexus` binary (cli/): its commands against a loopback mock model, durable halts
 # resumed by another process (SQLite and PostgreSQL), and a tmux session typed into as a
@@ -102,6 +103,12 @@ go-tests:
 
 clojure-tests:
 	tests/postgres/with-postgres.sh bindings-clojure/test.sh
+
+# The approvals inbox (inbox/README.md): its HTTP tests against a loopback mock model and a
+# SQLite store, then headless Chromium (tests/setup.sh installs it) driving the demo server.
+inbox-tests:
+	$(CARGO) test -p toolnexus-inbox --locked
+	inbox/tests/browser/run.sh
 
 # The fuzz targets (fuzz/README.md): nightly and cargo-fuzz, pinned in fuzz/run.sh, which
 # installs them when missing. fuzz-short runs each target briefly from its committed seeds.

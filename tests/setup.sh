@@ -2,7 +2,8 @@
 # What `make test` needs beyond the registries, installed when missing: rustfmt and clippy
 # (rustup components), and the Debian packages of the C tests and the bindings' toolchains
 # (a C and C++ compiler, valgrind, pkg-config, Go, Node with npm, a JDK with Maven), tmux for
-# the CLI's terminal test, and
+# the CLI's terminal test, Chromium for the approvals inbox's browser test (driven by
+# playwright-core, which downloads no browser of its own), and
 # PostgreSQL's server for the PostgreSQL store's tests. A machine
 # that already has a newer toolchain keeps it. Everything else (crates, wheels, npm packages,
 # jars, Go modules, the pinned nightly for fuzzing and Miri) is fetched by the tests
@@ -31,6 +32,8 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 # The PostgreSQL store's tests start a server of their own (tests/postgres/with-postgres.sh).
 command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+# The inbox's browser test launches /usr/bin/chromium (inbox/tests/browser/).
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "tests/setup.sh: install these first (Debian names): ${missing[*]}" >&2
