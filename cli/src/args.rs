@@ -33,6 +33,10 @@ pub enum Command {
     /// List the runs of a store that wait on an answer, oldest first.
     #[command(after_help = EXIT_CODES_HELP)]
     Pending(PendingArgs),
+    /// Serve a local web page of the store's halted runs, each answered from the page
+    /// (approve, decline, answer) and resumed with the model and tool flags given here.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Inbox(InboxArgs),
 }
 
 /// Which model to talk to.
@@ -185,6 +189,33 @@ pub struct PendingArgs {
     /// The store (a SQLite path or a postgres:// URL).
     #[arg(long, value_name = "STORE", env = "TOOLNEXUS_STORE", visible_alias = "durable")]
     pub store: String,
+    /// The output flags.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `toolnexus inbox`.
+#[derive(Debug, Args)]
+pub struct InboxArgs {
+    /// The store the runs halted in (a SQLite path or a postgres:// URL).
+    #[arg(long, value_name = "STORE", env = "TOOLNEXUS_STORE", visible_alias = "durable")]
+    pub store: String,
+    /// Where to listen (default 127.0.0.1 on a free port). Any address but a loopback one
+    /// needs a token: --token, or one made up and printed in the page's URL.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
+    pub addr: std::net::SocketAddr,
+    /// The access token every request must carry (at least 16 of A-Z a-z 0-9 - _ . ~).
+    #[arg(long, value_name = "TOKEN", env = "TOOLNEXUS_INBOX_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// The runs were `toolnexus demo` runs: resume them with the scripted model.
+    #[arg(long)]
+    pub demo: bool,
+    /// The model flags.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The tool flags.
+    #[command(flatten)]
+    pub tools: ToolArgs,
     /// The output flags.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -2,7 +2,8 @@
 //! loop (one prompt, or a REPL), streaming text and tool calls as they happen; a tool that
 //! suspends is asked about in the terminal, or with `--durable` the run halts in a store and
 //! `resume` continues it later, from any process that reaches the store. `tools` lists a
-//! toolkit, `demo` runs against a scripted model, `pending` lists a store's halted runs.
+//! toolkit, `demo` runs against a scripted model, `pending` lists a store's halted runs and
+//! `inbox` serves them on a local page (the `toolnexus-inbox` crate) to be answered there.
 //!
 //! The CLI is a host of the engine like any binding: the loop, the suspension rules, the
 //! option checks and the stores are the engine's.
@@ -24,7 +25,9 @@ use clap::Parser;
 use serde_json::{json, Map, Value};
 use toolnexus::{CancellationToken, RunResult, RunStatus, WaitFor};
 
-use args::{Cli, Command, ConversationArgs, DemoArgs, PendingArgs, ResumeArgs, RunArgs, ToolArgs, ToolsArgs};
+use args::{
+    Cli, Command, ConversationArgs, DemoArgs, InboxArgs, PendingArgs, ResumeArgs, RunArgs, ToolArgs, ToolsArgs,
+};
 use ask::TerminalAsk;
 use session::{Decision, Failure, Model, Session};
 use term::{start_ticker, Input, Ui};
@@ -38,6 +41,7 @@ async fn main() -> ExitCode {
         Command::Demo(a) => a.output.json,
         Command::Resume(a) => a.output.json,
         Command::Pending(a) => a.output.json,
+        Command::Inbox(a) => a.output.json,
     };
     let ui = Ui::new(json);
     start_ticker(&ui);
@@ -48,6 +52,7 @@ async fn main() -> ExitCode {
         Command::Resume(a) => resume(&ui, &runs, a).await,
         Command::Tools(a) => tools(&ui, a).await,
         Command::Pending(a) => pending(&ui, a).await,
+        Command::Inbox(a) => inbox(&ui, &runs, a).await,
     };
     ExitCode::from(match outcome {
         Ok(code) => code,
@@ -301,6 +306,31 @@ async fn tools(ui: &Arc<Ui>, a: ToolsArgs) -> Result<u8, Failure> {
             ));
         }
     }
+    toolkit.close().await;
+    Ok(exit::OK)
+}
+
+/// Serves the approvals inbox until Ctrl-C, which lets a resume in flight finish first.
+async fn inbox(ui: &Arc<Ui>, runs: &Runs, a: InboxArgs) -> Result<u8, Failure> {
+    let model = if a.demo { Model::Demo } else { Model::Provider(&a.model) };
+    let session = Session::open(model, &a.tools, Some(&a.store), None).await?;
+    let token = match a.token {
+        None if !a.addr.ip().is_loopback() => Some(toolnexus_inbox::random_token()?),
+        t => t,
+    };
+    let opts = toolnexus_inbox::InboxOptions { addr: a.addr, token };
+    let Session { client, toolkit } = session;
+    let inbox = toolnexus_inbox::serve(client, Some(toolkit.clone()), opts).await?;
+    if ui.is_json() {
+        ui.json_line(&json!({"type": "inbox", "url": inbox.url(), "addr": inbox.addr().to_string()}));
+    } else {
+        ui.note(&format!("inbox: {} (Ctrl-C to stop)", inbox.url()));
+    }
+    // Ctrl-C cancels this token rather than ending the process, so the server stops cleanly.
+    let stop = runs.start();
+    stop.cancelled().await;
+    runs.end();
+    inbox.shutdown().await;
     toolkit.close().await;
     Ok(exit::OK)
 }

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 use toolnexus::memory::ConversationStore;
 use toolnexus::{
-    answer_declined, answer_output, builtin_tools, Answer, BuiltinsSpec, CancellationToken, Client, ClientOptions,
-    Error, Request, RunInput, RunResult, StreamTo, Style, Toolkit, ToolkitHost, WaitFor, BUILTIN_TOOL_NAMES,
+    answer_approved, answer_declined, answer_output, builtin_tools, Answer, BuiltinsSpec, CancellationToken, Client,
+    ClientOptions, Error, Request, RunInput, RunResult, StreamTo, Style, Toolkit, ToolkitHost, WaitFor,
+    BUILTIN_TOOL_NAMES,
 };
 
 use crate::args::{ModelArgs, ToolArgs};
@@ -64,7 +65,7 @@ pub enum Decision {
 /// typed JSON object, or the text as its one field's value.
 pub fn answer_to(request: &Request, decision: &Decision) -> Answer {
     match decision {
-        Decision::Approve => Answer { id: request.id.clone(), ok: true, data: None, reason: None },
+        Decision::Approve => answer_approved(&request.id),
         Decision::Decline(reason) => answer_declined(&request.id, reason),
         Decision::Answer(text) => match form(request, text) {
             Some(data) => Answer { id: request.id.clone(), ok: true, data: Some(data), reason: None },
@@ -296,7 +297,10 @@ mod tests {
     #[test]
     fn decisions_are_the_vocabularys_answers() {
         let r = Request::from_json(&json!({"id": "p1", "kind": "approval", "prompt": "ok?"})).unwrap();
-        assert_eq!(answer_to(&r, &Decision::Approve).to_json(), json!({"id": "p1", "ok": true}));
+        assert_eq!(
+            answer_to(&r, &Decision::Approve).to_json(),
+            json!({"id": "p1", "ok": true, "data": {"output": "approved"}})
+        );
         assert_eq!(
             answer_to(&r, &Decision::Decline(String::new())).to_json(),
             json!({"id": "p1", "ok": false, "reason": "declined"})

@@ -130,6 +130,12 @@ pub fn answer_output(id: &str, output: &str) -> Answer {
     Answer { id: id.into(), ok: true, data: Some(data), reason: None }
 }
 
+/// The Answer a person's "approve" gives: `ok: true` with `data.output` `"approved"`, so a tool
+/// that reads its answer's output learns what was said, as it would from a typed reply.
+pub fn answer_approved(id: &str) -> Answer {
+    answer_output(id, "approved")
+}
+
 /// The Answer that refuses a request: `ok: false` with `reason` (`"declined"` when empty).
 pub fn answer_declined(id: &str, reason: &str) -> Answer {
     let reason = if reason.is_empty() { Reason::Declined.as_str() } else { reason };

@@ -52,8 +52,8 @@ mod types;
 mod warning;
 
 pub use answer::{
-    answer_declined, answer_output, answer_output_of, auth_required, new_request_id, pending, pending_of, suspend,
-    PendingSpec, Reason, AUTH_REQUIRED_PROMPT,
+    answer_approved, answer_declined, answer_output, answer_output_of, auth_required, new_request_id, pending,
+    pending_of, suspend, PendingSpec, Reason, AUTH_REQUIRED_PROMPT,
 };
 pub use builtin::{builtin_shell, builtin_tools, builtins_enabled, create_builtin_tools, BuiltinsSpec};
 pub use client::{

@@ -18,7 +18,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use toolnexus::{answer_declined, answer_output, Client, ErrorKind, Reason, Toolkit};
+use toolnexus::{answer_approved, answer_declined, answer_output, Client, ErrorKind, Reason, Toolkit};
 
 use crate::{auth, page};
 
@@ -28,9 +28,6 @@ const MAX_FORM_BYTES: usize = 64 * 1024;
 /// How long a connection may take to send a request's head: an idle or trickling client
 /// does not hold a connection open for ever.
 const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// What the approve button answers: an `ok` Answer whose output says so.
-pub(crate) const APPROVED_OUTPUT: &str = "approved";
 
 /// Everything a request handler needs.
 pub(crate) struct State {
@@ -249,7 +246,7 @@ async fn answer(state: &State, req: Request<Incoming>, host: &str) -> Reply {
         return refuse(StatusCode::BAD_REQUEST, "Incomplete form", "The form names no run.");
     }
     let (answer, detail) = match form.action.as_str() {
-        "approve" => (answer_output(&form.request, APPROVED_OUTPUT), String::new()),
+        "approve" => (answer_approved(&form.request), String::new()),
         "decline" => match form.reason.parse::<Reason>() {
             Ok(r) => (answer_declined(&form.request, r.as_str()), r.as_str().to_string()),
             Err(e) => return refuse(StatusCode::BAD_REQUEST, "Unknown reason", e.message()),

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-/// A reply: a status and a body (`text/event-stream` for 200).
+/// A reply: a status and a body (events as `text/event-stream`, a JSON object as JSON).
 #[derive(Clone, Debug)]
 pub struct Reply {
     pub status: u16,
@@ -156,7 +156,9 @@ impl Mock {
             let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
             self.seen.lock().unwrap().push(Seen { path, headers, body });
             let reply = self.replies.lock().unwrap().pop_front().unwrap_or_else(|| status(599, "mock: no reply left"));
-            let kind = if reply.status == 200 { "text/event-stream" } else { "application/json" };
+            // A body of events streams; a JSON one (an error, or a reply to a run that did not
+            // ask for a stream, as the inbox's resumes) is sent as JSON.
+            let kind = if reply.body.starts_with('{') { "application/json" } else { "text/event-stream" };
             let response = format!(
                 "HTTP/1.1 {} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{}",
                 reply.status,
