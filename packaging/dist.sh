@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mode=build
 if [[ ${1:-} == --check ]]; then mode=check; shift; fi
 artefacts=("$@")
-[[ ${#artefacts[@]} -gt 0 ]] || artefacts=(c rust python go node)
+[[ ${#artefacts[@]} -gt 0 ]] || artefacts=(c rust python go node clojure)
 
 # npm and Maven need a version in their own files: they must say the workspace's.
 versions_agree() {
