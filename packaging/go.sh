@@ -46,7 +46,7 @@ check() {
   assert_norust "$dir" "$gobin"
   # Only the build cache is shared (content-addressed: it cannot stand in for the module).
   gocache="$(go env GOCACHE)"
-  local env=(env GOPROXY="file://$proxy" GOSUMDB=off GOTOOLCHAIN=local GOFLAGS=-modcacherw
+  local env=(env GOPROXY="file://$proxy" GONOSUMDB=github.com/toolnexus GOTOOLCHAIN=local GOFLAGS=-modcacherw
     GOPATH="$dir/home/go" GOCACHE="$gocache" CGO_ENABLED=1)
   mkdir -p "$dir/app"
   cat >"$dir/app/main.go" <<GO
