@@ -8,7 +8,7 @@
 #   make bench-peers  the engine, every binding, their raw loops and the peers; writes docs/benchmarks.md
 #   make header     regenerate include/toolnexus.h with the pinned cbindgen
 #   make c-install  install libtoolnexus, its header and toolnexus.pc under PREFIX (/usr/local)
-#   make dist       every release artefact into dist/ (wheel, sdist, C tarball, crate, Go module, ...)
+#   make dist       every release artefact into dist/: wheel and sdist, npm tarballs, Go module, jar, crate, C tarball
 #   make dist-check  make dist, then install each artefact in a scratch environment without Rust and use it
 #   make fuzz       every fuzz target for FUZZ_SECONDS each (600); make fuzz-short is part of test
 #   make reliability  refresh docs/reliability.md's figures (fault suites, load, fuzzing, sanitizers, Miri)

@@ -21,7 +21,7 @@ build() {
   mvn -q -B -f "$repo/bindings-clojure/pom.xml" -Dtoolnexus.native.dir="$native" clean package
   cp "$repo/bindings-clojure/target/$artifact.jar" "$dist/clojure/"
   cp "$repo/bindings-clojure/pom.xml" "$dist/clojure/$artifact.pom"
-  grep -q ' linux-x86-64/libtoolnexus.so$' <<<"$(unzip -l "$dist/clojure/$artifact.jar")" || die "the jar has no linux-x86-64/libtoolnexus.so"
+  grep -qx 'linux-x86-64/libtoolnexus.so' <<<"$(jar tf "$dist/clojure/$artifact.jar")" || die "the jar has no linux-x86-64/libtoolnexus.so"
   ls "$dist/clojure"
 }
 

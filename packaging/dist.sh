@@ -27,10 +27,15 @@ versions_agree
 if [[ $mode == build ]]; then
   [[ $# -gt 0 ]] || rm -rf "$dist"
   mkdir -p "$dist"
-  say "libtoolnexus (release)"
-  (cd "$repo" && cargo build --release -p toolnexus-ffi --locked)
-  # Hook for the `toolnexus` CLI (crate cli/): when it lands, build it here with the line
-  # above (`-p toolnexus-cli`) and add its artefact script to the default list.
+  # The release builds, in one cargo run so the C library and the Node addon link side by
+  # side on the machine's cores; the engine they share is compiled once (the wheel's build
+  # takes it from here too, or python-tests already made it).
+  packages=(-p toolnexus-ffi)
+  [[ " ${artefacts[*]} " == *" node "* ]] && packages+=(-p toolnexus-node)
+  # Hook for the `toolnexus` CLI (crate cli/): when it lands, add `-p toolnexus-cli` here and
+  # its artefact script (packaging/cli.sh) to the default list above.
+  say "release build: ${packages[*]}"
+  (cd "$repo" && cargo build --release --locked "${packages[@]}")
 fi
 for artefact in "${artefacts[@]}"; do
   [[ -x "$repo/packaging/$artefact.sh" ]] || die "unknown artefact: $artefact"
