@@ -12,9 +12,14 @@ if [[ ${1:-} == --check ]]; then mode=check; shift; fi
 artefacts=("$@")
 [[ ${#artefacts[@]} -gt 0 ]] || artefacts=(c rust python go node clojure)
 
-# npm and Maven need a version in their own files: they must say the workspace's.
+# npm and Maven need a version in their own files: they must say the workspace's; the Python
+# package's `__version__` must say pyproject.toml's (it is imported from a plain folder too,
+# by the upstream suite, where no installed metadata could give it).
 versions_agree() {
-  local node clojure
+  local node clojure python
+  python="$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$repo/bindings-python/python/toolnexus/__init__.py")"
+  [[ $python == "$python_version" ]] ||
+    die "bindings-python/python/toolnexus/__init__.py says $python, bindings-python/pyproject.toml $python_version"
   node="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$repo/bindings-node/package.json")"
   clojure="$(sed -n '0,/<version>/s/^  <version>\(.*\)<\/version>$/\1/p' "$repo/bindings-clojure/pom.xml")"
   [[ $node == "$engine_version" ]] || die "bindings-node/package.json says $node, Cargo.toml $engine_version"

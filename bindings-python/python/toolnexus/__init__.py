@@ -6,7 +6,6 @@ Rust (``toolnexus._native``). See the README for what this build covers.
 from __future__ import annotations
 
 import os as _os
-from importlib import metadata as _metadata
 
 from . import _native
 from .adapters import to_anthropic, to_gemini, to_openai
@@ -105,9 +104,7 @@ from .types import (
     sanitize,
 )
 
-#: The version of upstream's Python package this one mirrors: pyproject.toml's, read back from
-#: the installed package's metadata so that it is written in one place (DECISIONS.md).
-__version__: str = _metadata.version("toolnexus")
+__version__ = "0.21.0"
 #: The version of the Rust engine underneath.
 ENGINE_VERSION: str = _native.ENGINE_VERSION
 
