@@ -10,6 +10,8 @@
 #   make bench-peers  the engine, every binding, their raw loops and the peers; writes docs/benchmarks.md
 #   make header     regenerate include/toolnexus.h with the pinned cbindgen
 #   make c-install  install libtoolnexus, its header and toolnexus.pc under PREFIX (/usr/local)
+#   make dist       every release artefact into dist/: wheel and sdist, npm tarballs, Go module, jar, crate, C tarball
+#   make dist-check  make dist, then install each artefact in a scratch environment without Rust and use it
 #   make fuzz       every fuzz target for FUZZ_SECONDS each (600); make fuzz-short is part of test
 #   make reliability  refresh docs/reliability.md's figures (fault suites, load, fuzzing, sanitizers, Miri)
 #   make help       this list
@@ -45,15 +47,15 @@ VALGRIND := valgrind --quiet --child-silent-after-fork=yes --leak-check=full --e
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test setup fmt-check clippy rust-tests cli-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests fuzz fuzz-short miri reliability
+.PHONY: help demo test setup fmt-check clippy rust-tests cli-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests fuzz fuzz-short miri reliability dist dist-check
 
 help:
-	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
 
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
 
-test: setup fmt-check clippy rust-tests cli-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests spec-check fuzz-short miri
+test: setup fmt-check clippy rust-tests cli-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests spec-check fuzz-short miri dist-check
 	@echo "make test: all checks passed"
 
 # What the tests need beyond the registries, installed when missing (tests/setup.sh).
@@ -251,6 +253,14 @@ c-install:
 	install -m 755 $(CARGO_TARGET_DIR)/$(PROFILE)/libtoolnexus.so $(PREFIX)/lib/
 	install -m 644 include/toolnexus.h $(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' ffi-c/toolnexus.pc.in > $(PREFIX)/lib/pkgconfig/toolnexus.pc
+
+# The release artefacts (packaging/, README "Installation"): built once, from one release build
+# of the engine, into dist/; dist-check installs each one where no Rust toolchain is on PATH.
+dist:
+	packaging/dist.sh
+
+dist-check: dist
+	packaging/dist.sh --check
 
 # The JS and Go upstream suites, given a checkout of upstream's repository (js/, golang/,
 # examples/); not part of `make test`, since CI has none (docs/upstream-suites.md).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds libtoolnexus and puts its static archive where cgo links it (bindings-go/lib), so that
-# `go build` gives a self-contained binary. The one step before using this module.
+# Builds libtoolnexus and puts its static archive where cgo links it (bindings-go/lib/<GOOS>-<GOARCH>),
+# so that `go build` gives a self-contained binary. The one step before using this module from a
+# checkout (a released module carries the archive: make dist).
 #
 #   bindings-go/build-lib.sh [release|debug]     (default: release)
 #
@@ -16,7 +17,9 @@ case "$profile" in
 esac
 target="${CARGO_TARGET_DIR:-$repo/target}"
 (cd "$repo" && CARGO_TARGET_DIR="$target" cargo build -p toolnexus-ffi --locked ${flags[@]+"${flags[@]}"})
-mkdir -p "$here/lib"
-cp "$target/$profile/libtoolnexus.a" "$here/lib/libtoolnexus.a.tmp"
-mv "$here/lib/libtoolnexus.a.tmp" "$here/lib/libtoolnexus.a"
-echo "bindings-go/lib/libtoolnexus.a: libtoolnexus ($profile) from $target/$profile"
+# cgo.go links lib/<GOOS>-<GOARCH>/libtoolnexus.a, the layout a released module ships.
+platform="$(cd "$here" && go env GOOS)-$(cd "$here" && go env GOARCH)"
+mkdir -p "$here/lib/$platform"
+cp "$target/$profile/libtoolnexus.a" "$here/lib/$platform/libtoolnexus.a.tmp"
+mv "$here/lib/$platform/libtoolnexus.a.tmp" "$here/lib/$platform/libtoolnexus.a"
+echo "bindings-go/lib/$platform/libtoolnexus.a: libtoolnexus ($profile) from $target/$profile"

@@ -2,12 +2,18 @@ package toolnexus
 
 // The link to libtoolnexus: cgo flags, the ABI check, and the string edges every call uses.
 //
-// The archive is linked statically from ./lib (filled by build-lib.sh), so `go build` gives a
-// self-contained binary; the header is the repository's own include/toolnexus.h.
+// The archive is linked statically from ./lib/<GOOS>-<GOARCH>, so `go build` gives a
+// self-contained binary. A released module carries the archive and the header (include/) in
+// it, as cgo libraries ship theirs, and links with no step before it; in a checkout,
+// build-lib.sh fills lib/ and the header is the repository's own include/toolnexus.h.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include
-#cgo LDFLAGS: -L${SRCDIR}/lib -ltoolnexus -lpthread -ldl -lm -lrt
+#cgo CFLAGS: -I${SRCDIR}/include -I${SRCDIR}/../include
+#cgo LDFLAGS: -ltoolnexus -lpthread -ldl -lm -lrt
+#cgo linux,amd64 LDFLAGS: -L${SRCDIR}/lib/linux-amd64
+#cgo linux,arm64 LDFLAGS: -L${SRCDIR}/lib/linux-arm64
+#cgo darwin,amd64 LDFLAGS: -L${SRCDIR}/lib/darwin-amd64
+#cgo darwin,arm64 LDFLAGS: -L${SRCDIR}/lib/darwin-arm64
 #include "bridge.h"
 */
 import "C"

@@ -41,7 +41,7 @@ else
 fi
 # The archive is outside Go's view: naming its checksum in -ldflags makes Go relink whenever it
 # changes (an -X for a variable that does not exist is ignored).
-libsum="$(sha256sum "$here/lib/libtoolnexus.a" | cut -c1-16)"
+libsum="$(sha256sum "$here/lib/$(go env GOOS)-$(go env GOARCH)/libtoolnexus.a" | cut -c1-16)"
 ldflags="-X=main.libtoolnexus=$libsum"
 
 if go vet ./... >"$logs/vet.log" 2>&1; then ok "go vet ./..."; else ko "go vet ./..." "$logs/vet.log"; fi

@@ -1,6 +1,6 @@
 'use strict'
-// CommonJS entry: the addon (built from source by `npm run build`) plus the error classes.
-const native = require('./toolnexus.node')
+// CommonJS entry: the addon plus the error classes.
+const native = loadAddon()
 const errors = require('./errors.js')
 
 native.__registerErrorClasses(errors)
@@ -270,4 +270,22 @@ module.exports = {
   McpServer: native.McpServer,
   ServeHandle: native.ServeHandle,
   ...errors,
+}
+
+// The addon: built from source into this folder (`npm run build`), else the prebuilt one of
+// this platform's package, napi-rs's convention (`toolnexus-linux-x64-gnu`: make dist).
+function loadAddon() {
+  try {
+    return require('./toolnexus.node')
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e
+  }
+  const abi = process.platform === 'linux' ? (process.report.getReport().header.glibcVersionRuntime ? '-gnu' : '-musl') : ''
+  const pkg = `toolnexus-${process.platform}-${process.arch}${abi}`
+  try {
+    return require(pkg)
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e
+    throw new Error(`toolnexus: no addon for this platform: install ${pkg} (prebuilt), or build one from source (npm run build)`)
+  }
 }

@@ -33,7 +33,7 @@
               (NativeLibrary/getInstance (or path "toolnexus"))
               (catch UnsatisfiedLinkError e
                 (throw (ex-info (str "toolnexus: cannot load libtoolnexus"
-                                     (if path (str " from " path) " (searched jna.library.path and the system paths)")
+                                     (if path (str " from " path) " (searched jna.library.path, the system paths and the classpath, where the released jar has it)")
                                      ". Build it with `cargo build -p toolnexus-ffi` and point the "
                                      "`toolnexus.lib` system property, TOOLNEXUS_LIB, or jna.library.path at it: "
                                      (.getMessage e))

@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 )
@@ -86,7 +87,9 @@ func prepareCmd(args []string) error {
 	if err := os.RemoveAll(tree); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(pkg, "lib"), 0o755); err != nil {
+	// Where our cgo flags look for the archive: lib/<GOOS>-<GOARCH> (bindings-go/cgo.go).
+	libDir := filepath.Join(pkg, "lib", runtime.GOOS+"-"+runtime.GOARCH)
+	if err := os.MkdirAll(libDir, 0o755); err != nil {
 		return err
 	}
 	if err := os.Symlink(*include, filepath.Join(tree, "include")); err != nil {
@@ -97,7 +100,7 @@ func prepareCmd(args []string) error {
 			return err
 		}
 	}
-	if err := copyFile(*lib, filepath.Join(pkg, "lib", "libtoolnexus.a")); err != nil {
+	if err := copyFile(*lib, filepath.Join(libDir, "libtoolnexus.a")); err != nil {
 		return err
 	}
 	// Our package: its non-test files.
