@@ -2,7 +2,7 @@
 # make dist / make dist-check: every release artefact into dist/, then each one checked.
 #   packaging/dist.sh [ARTEFACT...]           build (default: all, in this order)
 #   packaging/dist.sh --check [ARTEFACT...]   check what was built
-# Artefacts: c rust python go node clojure. Each is packaging/<artefact>.sh build|check.
+# Artefacts: c rust python go node clojure cli. Each is packaging/<artefact>.sh build|check.
 # One release build of libtoolnexus serves the C tarball, the Go module and the Clojure jar;
 # the Python and Node builds share its compiled engine through the one CARGO_TARGET_DIR.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mode=build
 if [[ ${1:-} == --check ]]; then mode=check; shift; fi
 artefacts=("$@")
-[[ ${#artefacts[@]} -gt 0 ]] || artefacts=(c rust python go node clojure)
+[[ ${#artefacts[@]} -gt 0 ]] || artefacts=(c rust python go node clojure cli)
 
 # npm and Maven need a version in their own files: they must say the workspace's; the Python
 # package's `__version__` must say pyproject.toml's (it is imported from a plain folder too,
@@ -37,8 +37,7 @@ if [[ $mode == build ]]; then
   # takes it from here too, or python-tests already made it).
   packages=(-p toolnexus-ffi)
   [[ " ${artefacts[*]} " == *" node "* ]] && packages+=(-p toolnexus-node)
-  # Hook for the `toolnexus` CLI (crate cli/): when it lands, add `-p toolnexus-cli` here and
-  # its artefact script (packaging/cli.sh) to the default list above.
+  [[ " ${artefacts[*]} " == *" cli "* ]] && packages+=(-p toolnexus-cli)
   say "release build: ${packages[*]}"
   (cd "$repo" && cargo build --release --locked "${packages[@]}")
 fi
