@@ -30,6 +30,17 @@ func startPump() [2]*os.File {
 	return [2]*os.File{r, w}
 }
 
+// setPumping turns posting on or off; off, the trampolines call the Go functions on the
+// library's threads, the way they go when the pump has no pipe (tests use it to keep that
+// way working).
+func setPumping(on bool) {
+	if on && pumpPipe[1] != nil {
+		C.tn_go_pump_start(C.int(pumpPipe[1].Fd()))
+		return
+	}
+	C.tn_go_pump_stop()
+}
+
 // pump delivers every posted callback, oldest first; a pipe it cannot read turns posting off
 // and it delivers what is left.
 func pump(r *os.File) {
