@@ -1,53 +1,69 @@
 /* Trampolines from libtoolnexus callbacks to the exported Go functions (see bridge.h). Each
- * one looks up the run its token serves while the token is pending, on the library's thread. */
+ * one looks up the run its token serves while the token is pending, on the library's thread,
+ * and posts the callback to the pump (pump.h); the Go function is called right here only when
+ * it cannot be posted. Metric events, warnings and finalizers stay direct calls: the first
+ * two are promised synchronous, and a finalizer may run on the caller's own thread. */
 #include "bridge.h"
+#include "pump.h"
 #include "_cgo_export.h"
 
 static uintptr_t run_of(uint64_t token) { return (uintptr_t)tn_token_run_data(token); }
 
 static void tool_tr(void *ud, const char *call_json, uint64_t token) {
-  goTool((uintptr_t)ud, run_of(token), (char *)call_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_TOOL, (uintptr_t)ud, run, call_json, NULL, token, 0))
+    goTool((uintptr_t)ud, run, (char *)call_json, token);
 }
 
 static void wait_for_tr(void *ud, const char *request_json, uint64_t token) {
   (void)ud;
-  goWaitFor(run_of(token), (char *)request_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_WAIT_FOR, 0, run, request_json, NULL, token, 0)) goWaitFor(run, (char *)request_json, token);
 }
 
 /* A toolkit's wait_for (MCP elicitation): the toolkit's handle, and the run of the token when
  * there is one, as for tools. */
 static void toolkit_wait_for_tr(void *ud, const char *request_json, uint64_t token) {
-  goToolkitWaitFor((uintptr_t)ud, run_of(token), (char *)request_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_TOOLKIT_WAIT_FOR, (uintptr_t)ud, run, request_json, NULL, token, 0))
+    goToolkitWaitFor((uintptr_t)ud, run, (char *)request_json, token);
 }
 
 /* A toolkit's skill provider: called while the toolkit is built, by no run. */
 static void skill_provider_tr(void *ud, const char *request_json, uint64_t token) {
-  goSkillProvider((uintptr_t)ud, (char *)request_json, token);
+  if (!tn_go_post(TN_GO_CB_SKILL_PROVIDER, (uintptr_t)ud, 0, request_json, NULL, token, 0))
+    goSkillProvider((uintptr_t)ud, (char *)request_json, token);
 }
 
 static void transport_tr(void *ud, const char *request_json, uint64_t token) {
   (void)ud;
-  goTransport(run_of(token), (char *)request_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_TRANSPORT, 0, run, request_json, NULL, token, 0)) goTransport(run, (char *)request_json, token);
 }
 
 static void hook_tr(void *ud, const char *hook, const char *event_json, uint64_t token) {
   (void)ud;
-  goHook(run_of(token), (char *)hook, (char *)event_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_HOOK, 0, run, hook, event_json, token, 0)) goHook(run, (char *)hook, (char *)event_json, token);
 }
 
 static void on_error_tr(void *ud, const char *info_json, uint64_t token) {
   (void)ud;
-  goOnError(run_of(token), (char *)info_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_ON_ERROR, 0, run, info_json, NULL, token, 0)) goOnError(run, (char *)info_json, token);
 }
 
 static void body_transform_tr(void *ud, const char *body_json, uint64_t token) {
   (void)ud;
-  goBodyTransform(run_of(token), (char *)body_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_BODY_TRANSFORM, 0, run, body_json, NULL, token, 0))
+    goBodyTransform(run, (char *)body_json, token);
 }
 
 static void generate_tr(void *ud, const char *request_json, uint64_t token) {
   (void)ud;
-  goGenerate(run_of(token), (char *)request_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_GENERATE, 0, run, request_json, NULL, token, 0)) goGenerate(run, (char *)request_json, token);
 }
 
 /* Metric events go to the client's own handle (its OnMetric), not to a run. */
@@ -60,7 +76,7 @@ static void on_warning_tr(void *ud, const char *warning_json) {
 }
 
 static void done_tr(void *ud, int32_t status, const char *json) {
-  goRunDone((uintptr_t)ud, status, (char *)json);
+  if (!tn_go_post(TN_GO_CB_DONE, 0, (uintptr_t)ud, json, NULL, 0, status)) goRunDone((uintptr_t)ud, status, (char *)json);
 }
 
 static void release_tr(void *ud) { goRelease((uintptr_t)ud); }
@@ -115,7 +131,10 @@ int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, cons
 }
 
 /* A streamed run's events: user_data is the run's own scope, as for done. */
-static void stream_event_tr(void *ud, const char *event_json) { goStreamEvent((uintptr_t)ud, (char *)event_json); }
+static void stream_event_tr(void *ud, const char *event_json) {
+  if (!tn_go_post(TN_GO_CB_STREAM_EVENT, 0, (uintptr_t)ud, event_json, NULL, 0, 0))
+    goStreamEvent((uintptr_t)ud, (char *)event_json);
+}
 
 int32_t tn_go_stream_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
                            const tn_cancel *cancel, uintptr_t scope, char **error_out) {
@@ -134,7 +153,9 @@ int32_t tn_go_execute_async(const tn_toolkit *toolkit, const char *call_json, co
 
 /* A host conversation store: its own handle, and the run of the token when there is one. */
 static void store_tr(void *ud, const char *op, const char *request_json, uint64_t token) {
-  goStore((uintptr_t)ud, run_of(token), (char *)op, (char *)request_json, token);
+  uintptr_t run = run_of(token);
+  if (!tn_go_post(TN_GO_CB_STORE, (uintptr_t)ud, run, op, request_json, token, 0))
+    goStore((uintptr_t)ud, run, (char *)op, (char *)request_json, token);
 }
 
 int32_t tn_go_store_new_host(uintptr_t store, tn_store **out, char **error_out) {

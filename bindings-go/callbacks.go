@@ -1,9 +1,10 @@
 package toolnexus
 
-// The exported Go functions the C trampolines in bridge.c call. Each runs on a library
-// thread, so it copies its strings, starts a goroutine for the host's code and returns at
-// once: a Go callable may block (a human approving, a slow tool) without holding the
-// engine's thread. The goroutine answers with tn_complete.
+// The exported Go functions the C trampolines in bridge.c call, through the pump (pump.go)
+// or, when a callback cannot be posted, on the library's thread itself. Each copies its
+// strings, starts a goroutine for the host's code and returns at once: a Go callable may
+// block (a human approving, a slow tool) without holding up the pump or the engine's
+// thread. The goroutine answers with tn_complete.
 //
 // `run` is the scope of the run the callback's token belongs to (the run's user_data, found
 // by tn_token_run_data): one engine client and one engine toolkit serve every run, and this
@@ -117,7 +118,7 @@ func goRunDone(run C.uintptr_t, status C.int32_t, json *C.char) {
 	out := runOutcome{status: int(status), json: C.GoString(json)}
 	handle := cgo.Handle(uintptr(run))
 	if sc, ok := handleValue(handle).(*runScope); ok {
-		sc.done <- out // buffered: never blocks the library's thread
+		sc.done <- out // buffered: never blocks the pump (or the library's thread)
 		handle.Delete()
 	}
 }

@@ -44,7 +44,7 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 // engineCall makes one asynchronous engine call (a run, a translation) with a scope bound to
 // this call's context as its user_data, fires the engine's cancellation when ctx ends, and
 // waits for the outcome's JSON; a failed call is its *Error. what names it in errors; events,
-// when set, gets a streamed run's events (their JSON) on the library's thread.
+// when set, gets a streamed run's events (their JSON) on the pump.
 func (c *Client) engineCall(ctx context.Context, tk *Toolkit, what string, events func(string),
 	start func(*C.tn_toolkit, *C.tn_cancel, C.uintptr_t, **C.char) C.int32_t) (string, error) {
 	if ctx == nil {

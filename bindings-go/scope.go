@@ -15,9 +15,9 @@ import (
 type runScope struct {
 	ctx  context.Context
 	opts *ClientOptions // nil for Toolkit.Execute
-	// done receives the engine's outcome (buffered: the library's thread never waits).
+	// done receives the engine's outcome (buffered: the pump never waits).
 	done chan runOutcome
-	// onEvent gets a streamed run's events (their JSON), on the library's thread.
+	// onEvent gets a streamed run's events (their JSON), on the pump.
 	onEvent func(string)
 
 	mu       sync.Mutex

@@ -99,7 +99,7 @@ func (c *Client) stream(ctx context.Context, tk *Toolkit, input wireRunInput) (<
 	return out, nil
 }
 
-// eventQueue holds a stream's events between the library's thread (which never waits on the
+// eventQueue holds a stream's events between the pump (which never waits on the
 // reader) and the channel.
 type eventQueue struct {
 	mu     sync.Mutex

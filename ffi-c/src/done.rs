@@ -64,6 +64,8 @@ where
 {
     let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
     let run_data = user_data as usize;
+    // Boxed first, as in `runtime::block_on`: the moves into the task then copy a pointer.
+    let work = Box::pin(work);
     spawn(move || {
         let mut done = Done { f, user_data, fired: false, keep: Some(keep) };
         async move {

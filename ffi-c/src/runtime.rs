@@ -57,6 +57,9 @@ pub(crate) fn check_not_reentrant() -> Result<()> {
 /// Runs `fut` on the runtime and blocks the calling thread until it finishes.
 pub(crate) fn block_on<T: Send + 'static>(fut: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {
     check_not_reentrant()?;
+    // Boxed first: a run's future can be many kilobytes, and each move on its way into the
+    // task (into this block, into the task cell, onto the first poll) would copy all of it.
+    let fut = Box::pin(fut);
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     runtime()?.spawn(async move {
         let _ = tx.send(fut.await);

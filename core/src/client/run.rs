@@ -92,6 +92,8 @@ impl Client {
     /// Runs the loop for `input`, bounded by the client's `timeout_ms` and `input.cancel`.
     /// With `input.id` set, the conversation is loaded from and saved to the client's store.
     pub async fn run_input(&self, input: RunInput<'_>) -> Result<RunResult> {
+        // The run's own futures are boxed: they are many kilobytes, and a caller that moves
+        // this one (a binding spawning it onto a runtime) would otherwise copy all of it.
         let resuming = input.resume.is_some() || input.answer.is_some();
         match input.id.clone() {
             // An empty id is no conversation for a new prompt (upstream's rule), but a resume
@@ -99,11 +101,11 @@ impl Client {
             Some(id) if id.is_empty() && resuming => {
                 Err(Error::invalid("a resume by conversation id needs the id (it is empty)"))
             }
-            Some(id) if !id.is_empty() => self.run_remembered(id, input).await,
+            Some(id) if !id.is_empty() => Box::pin(self.run_remembered(id, input)).await,
             _ if input.answer.is_some() => {
                 Err(Error::invalid("an answer without a pending request needs a conversation id"))
             }
-            _ => self.run_counted(input).await,
+            _ => Box::pin(self.run_counted(input)).await,
         }
     }
 

@@ -1,0 +1,4 @@
+package toolnexus
+
+// SetPumping is setPumping, for the package's external tests.
+var SetPumping = setPumping
