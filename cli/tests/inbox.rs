@@ -7,7 +7,7 @@ mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 use support::*;
@@ -36,6 +36,24 @@ fn input(page: &str, name: &str) -> String {
     rest[..rest.find('"').unwrap()].to_string()
 }
 
+/// `toolnexus ARGS` (an `inbox --json`) started in `dir`, and the line it prints once it listens.
+fn spawn_inbox(args: &[&str], dir: &std::path::Path) -> (Child, Value) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .env("TEST_KEY", "sk-test-secret-123456")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let line: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{first:?}: {e}"));
+    assert_eq!(line["type"], "inbox");
+    (child, line)
+}
+
 #[test]
 fn a_halted_run_is_approved_from_the_inbox_page() {
     let dir = scratch("inbox");
@@ -51,19 +69,7 @@ fn a_halted_run_is_approved_from_the_inbox_page() {
     mock.push(vec![Reply { status: 200, body: done.to_string() }]);
     let mut args = vec!["inbox", "--store", &db, "--json"];
     args.extend(model_flags(&mock, "openai"));
-    let mut child = Command::new(bin())
-        .args(&args)
-        .current_dir(&dir)
-        .env("TEST_KEY", "sk-test-secret-123456")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    let line: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{first:?}: {e}"));
-    assert_eq!(line["type"], "inbox");
+    let (mut child, line) = spawn_inbox(&args, &dir);
     let addr = line["addr"].as_str().unwrap().to_string();
     assert!(addr.starts_with("127.0.0.1:"), "loopback by default: {addr}");
 
@@ -96,17 +102,7 @@ fn a_halted_run_is_approved_from_the_inbox_page() {
 fn an_inbox_off_loopback_makes_up_a_token_and_refuses_requests_without_it() {
     let dir = scratch("inbox-token");
     let db = dir.join("runs.db").to_string_lossy().into_owned();
-    let mut child = Command::new(bin())
-        .args(["inbox", "--store", &db, "--demo", "--addr", "0.0.0.0:0", "--json"])
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    let line: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{first:?}: {e}"));
+    let (mut child, line) = spawn_inbox(&["inbox", "--store", &db, "--demo", "--addr", "0.0.0.0:0", "--json"], &dir);
     let url = line["url"].as_str().unwrap();
     assert!(url.contains("?token="), "the made-up token is in the URL: {url}");
     let port = line["addr"].as_str().unwrap().rsplit(':').next().unwrap().to_string();
