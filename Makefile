@@ -202,6 +202,8 @@ c-tests: c-lib c-asan
 	$(VALGRIND) $(C_OUT)/translate_test
 	$(CC) $(C_FLAGS) tests/c/in_process_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/in_process_test
 	$(VALGRIND) $(C_OUT)/in_process_test
+	$(CC) $(C_FLAGS) tests/c/run_here_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/run_here_test
+	$(VALGRIND) $(C_OUT)/run_here_test
 	$(CC) $(C_FLAGS) tests/c/stream_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/stream_test
 	$(VALGRIND) $(C_OUT)/stream_test
 	$(CC) $(C_FLAGS) tests/c/store_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/store_test
@@ -236,6 +238,8 @@ c-asan: c-lib
 	$(C_ASAN_ENV) $(C_OUT)/translate_test_asan
 	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/in_process_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/in_process_test_asan
 	$(C_ASAN_ENV) $(C_OUT)/in_process_test_asan
+	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/run_here_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/run_here_test_asan
+	$(C_ASAN_ENV) $(C_OUT)/run_here_test_asan
 	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/stream_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/stream_test_asan
 	$(C_ASAN_ENV) $(C_OUT)/stream_test_asan
 	$(CC) $(C_FLAGS) $(C_ASAN) tests/c/store_test.c $(C_JSON) $(LIB_DIR)/libtoolnexus.a $(C_LIBS) -o $(C_OUT)/store_test_asan

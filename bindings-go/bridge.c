@@ -130,6 +130,16 @@ int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, cons
   return tn_client_run_async(client, toolkit, input_json, cancel, done_tr, (void *)scope, error_out);
 }
 
+/* The run driven on this thread, a Go thread in a cgo call: its callbacks, done included,
+ * reach Go directly (see tn_go_driving). */
+int32_t tn_go_run_here(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
+                       const tn_cancel *cancel, uintptr_t scope, char **error_out) {
+  int before = tn_go_driving(1);
+  int32_t st = tn_client_run_here(client, toolkit, input_json, cancel, done_tr, (void *)scope, error_out);
+  tn_go_driving(before);
+  return st;
+}
+
 /* A streamed run's events: user_data is the run's own scope, as for done. */
 static void stream_event_tr(void *ud, const char *event_json) {
   if (!tn_go_post(TN_GO_CB_STREAM_EVENT, 0, (uintptr_t)ud, event_json, NULL, 0, 0))

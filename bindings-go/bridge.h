@@ -50,6 +50,11 @@ int32_t tn_go_client_new_in_process(const char *options_json, uint32_t wired, ui
 int32_t tn_go_run_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
                         const tn_cancel *cancel, uintptr_t scope, char **error_out);
 
+/* tn_client_run_here, as tn_go_run_async but driven on the calling thread: goRunDone has had
+ * the outcome when it returns TN_OK. */
+int32_t tn_go_run_here(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
+                       const tn_cancel *cancel, uintptr_t scope, char **error_out);
+
 /* tn_client_stream_async, as tn_go_run_async; the run's events go to goStreamEvent(scope, ...). */
 int32_t tn_go_stream_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
                            const tn_cancel *cancel, uintptr_t scope, char **error_out);

@@ -28,7 +28,19 @@ void tn_go_pump_stop(void) {
 
 static char *copy(const char *s) { return s ? strdup(s) : NULL; }
 
+/* Set while this thread, a Go thread, drives a run (tn_go_run_here): its callbacks are then
+ * the cheap kind, made on the thread that called into C, and are not posted. */
+static __thread int driving;
+
+int tn_go_driving(int on) {
+  int before = driving;
+  if (on < 0) return before;
+  driving = on;
+  return before;
+}
+
 int tn_go_post(int kind, uintptr_t ud, uintptr_t run, const char *a, const char *b, uint64_t token, int32_t status) {
+  if (driving) return 0;
   tn_go_cb *cb = calloc(1, sizeof *cb);
   if (!cb) return 0;
   cb->kind = kind;

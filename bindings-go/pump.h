@@ -47,6 +47,11 @@ void tn_go_pump_start(int wake_fd);
 /* Stops queueing (the pump cannot read its pipe): callbacks are delivered directly again. */
 void tn_go_pump_stop(void);
 
+/* Marks this thread as driving a run on itself (on > 0) or not (on == 0), returning what it
+ * was; on < 0 only asks. While it drives, callbacks made on it are delivered directly, not
+ * queued. */
+int tn_go_driving(int on);
+
 /* Queues a callback; 0 when it is not queued (no pump, or no memory), and the trampoline
  * then calls the Go function itself, as it did before the pump. */
 int tn_go_post(int kind, uintptr_t ud, uintptr_t run, const char *a, const char *b, uint64_t token, int32_t status);

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"runtime/cgo"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,7 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 	if c.err != nil {
 		return RunResult{}, c.err
 	}
+	input.ElideHistory = len(input.History) > 0
 	inputJSON, err := json.Marshal(input)
 	if err != nil {
 		return RunResult{}, bindingError(KindInvalidArgument, "cannot encode the run input: %v", err)
@@ -29,6 +31,10 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 	in := cstring(string(inputJSON))
 	defer freeC(in)
 	out, err := c.engineCall(ctx, tk, "run", nil, func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
+		if reserveDriver() {
+			defer drivers.Add(-1)
+			return C.tn_go_run_here(c.native, toolkit, in, cancel, h, errJSON)
+		}
 		return C.tn_go_run_async(c.native, toolkit, in, cancel, h, errJSON)
 	})
 	if err != nil {
@@ -38,7 +44,24 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 	if err := json.Unmarshal([]byte(out), &w); err != nil {
 		return RunResult{}, bindingError(KindInternal, "unreadable run result: %v", err)
 	}
+	w.withHistory(input.History)
 	return w.toResult(), nil
+}
+
+// drivers counts the runs being driven on their callers' threads.
+var drivers atomic.Int32
+
+// reserveDriver says whether a run may be driven on its caller's thread (tn_go_run_here),
+// taking the slot if so. Driven there, a run's callbacks enter Go without a hop between
+// threads, the cheaper way for a few runs at once; beyond one run per P, every wake-up of a
+// driven run is an OS thread switch, and the library's threads (tn_go_run_async), which
+// carry many runs each, are the cheaper way (measured: docs/benchmarks.md, concurrent-100).
+func reserveDriver() bool {
+	if drivers.Add(1) <= int32(runtime.GOMAXPROCS(0)) {
+		return true
+	}
+	drivers.Add(-1)
+	return false
 }
 
 // engineCall makes one asynchronous engine call (a run, a translation) with a scope bound to
@@ -58,6 +81,7 @@ func (c *Client) engineCall(ctx context.Context, tk *Toolkit, what string, event
 	defer stop()
 	sc := newScope(runCtx, &c.opts)
 	sc.onEvent = events
+	sc.endsOnlyByItself = ctx.Done() == nil && c.opts.TimeoutMs <= 0
 	out, err := awaitEngine(ctx, sc, func(cancel *C.tn_cancel, h C.uintptr_t) error {
 		return withToolkit(tk, func(toolkit *C.tn_toolkit) error {
 			defer runtime.KeepAlive(c) // its engine client is freed by its finalizer

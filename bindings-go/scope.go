@@ -19,6 +19,9 @@ type runScope struct {
 	done chan runOutcome
 	// onEvent gets a streamed run's events (their JSON), on the pump.
 	onEvent func(string)
+	// endsOnlyByItself: neither a deadline nor the caller's ctx can end the run early, so a
+	// tool run before its callback returns (serve) cannot keep the run from ending in time.
+	endsOnlyByItself bool
 
 	mu       sync.Mutex
 	hostErrs []error // host callables' errors; host_ref i+1 names hostErrs[i]

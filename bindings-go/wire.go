@@ -105,6 +105,19 @@ type wireRunResult struct {
 	Status        string               `json:"status"`
 	Limit         string               `json:"limit"`
 	Pending       *Request             `json:"pending"`
+	// HistoryKept is how many of the input's history messages the engine left out of
+	// Messages, unchanged (the input asked it to: ElideHistory).
+	HistoryKept int `json:"history_kept"`
+}
+
+// withHistory puts back the first HistoryKept messages of history, the caller's own values.
+func (w *wireRunResult) withHistory(history []any) {
+	if w.HistoryKept <= 0 || w.HistoryKept > len(history) {
+		return
+	}
+	messages := make([]any, 0, w.HistoryKept+len(w.Messages))
+	w.Messages = append(append(messages, history[:w.HistoryKept]...), w.Messages...)
+	w.HistoryKept = 0
 }
 
 type wireToolCallRecord struct {
@@ -172,4 +185,7 @@ type wireRunInput struct {
 	History []any    `json:"history,omitempty"`
 	Pending *Request `json:"pending,omitempty"`
 	Answer  *Answer  `json:"answer,omitempty"`
+	// ElideHistory asks the engine not to send History back: the result says how much of it
+	// its transcript starts with, unchanged (wireRunResult.HistoryKept).
+	ElideHistory bool `json:"elide_history,omitempty"`
 }

@@ -226,8 +226,11 @@ typedef void (*tn_generate_fn)(void *user_data,
                                const char *request_json,
                                uint64_t token);
 
-// Runs a tool: `call_json` is `{"name", "args", "call_id", "host_ref"?, "answer"?,
-// "timeout_ms"?}` (`host_ref` when the tool was declared with one).
+// Runs a tool: `call_json` is `{"last_to_start", "name", "args", "call_id", "host_ref"?,
+// "answer"?, "timeout_ms"?}` (`host_ref` when the tool was declared with one), its first key
+// always `last_to_start` (ABI version 4): true when every other call of the turn has already
+// started, so that running this one before returning holds none of them back (a host
+// driving the run on its own thread, `tn_client_run_here`, may then run it inline).
 // Complete with a ToolResult JSON `{"output", "is_error", "metadata"?, "parts"?}`, or with an
 // error status and a message (the model then sees an error result with that message).
 // `parts` are content parts in the canonical form (see `tn_part_build`), sent beside the
@@ -363,7 +366,11 @@ void tn_client_free(struct tn_client *client);
 // supplies the history and keeps the result: `{"prompt", "id"}`, or `{"id", "answer",
 // "pending"?}` to resume it (`pending` may be left out when the store records it; a
 // conversation in use by another run, or a request answered already, is `TN_ERR_CONFLICT`).
-// `toolkit` and `cancel` may be NULL. Refused with `TN_ERR_REENTRANT` inside a callback.
+// Any of them may add `"elide_history": true` (ABI version 4): the result's `messages` then
+// leave out the leading messages equal to the `history` passed in, and `"history_kept": n`
+// says how many (the caller puts its own first `n` in front), so a long transcript is not
+// sent back. `toolkit` and `cancel` may be NULL. Refused with `TN_ERR_REENTRANT` inside a
+// callback.
 //
 // # Safety
 // Pointers as documented; `result_out` must be writable.
@@ -405,6 +412,26 @@ int32_t tn_client_run_async(const struct tn_client *client,
                             tn_done_fn done,
                             void *user_data,
                             char **error_out);
+
+// `tn_client_run_async` driven on the calling thread: blocks until the run ends and calls
+// `done` (exactly once, on this thread) before returning `TN_OK`. While it blocks, the run's
+// callbacks (tools, `wait_for`, hooks, the transport) are called on this thread too; a
+// callback may hand its work to another thread and answer through `tn_complete` later, and
+// must do so for work that waits on the run's other callbacks (they are not called while one
+// blocks this thread). For a host whose callbacks are costly to enter from a thread it did
+// not start, this saves the thread hops of `tn_client_run_async`. Refused with
+// `TN_ERR_REENTRANT` inside a callback, as the other blocking calls are; `done` is not called
+// when it returns an error. Added in ABI version 4.
+//
+// # Safety
+// Pointers as documented; `done` must not be NULL.
+int32_t tn_client_run_here(const struct tn_client *client,
+                           const struct tn_toolkit *toolkit,
+                           const char *input_json,
+                           const struct tn_cancel *cancel,
+                           tn_done_fn done,
+                           void *user_data,
+                           char **error_out);
 
 // `tn_client_run_with_answer` without blocking: starts the resumed run and returns at once;
 // `done` is called as for `tn_client_run_async`.

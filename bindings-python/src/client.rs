@@ -223,8 +223,7 @@ impl PyClient {
                 answer,
             };
             let mut r = client.run_input(input).await?;
-            let kept = r.messages.iter().zip(&given).take_while(|(a, b)| a == b).count();
-            r.messages.drain(..kept);
+            let kept = r.elide_given(&given);
             let json = serde_json::to_string(&r)
                 .map_err(|e| engine::Error::new(engine::ErrorKind::Internal, e.to_string()))?;
             Ok(format!("[{kept},{json}]"))

@@ -92,7 +92,13 @@ impl EngineTool {
             .transpose()
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("toolnexus: ToolContext.timeout: {e}")))?;
         let cancel = CancellationToken::new();
-        let ctx = ToolContext { answer, cancel: cancel.clone(), timeout, call_id: call_id.unwrap_or_default() };
+        let ctx = ToolContext {
+            answer,
+            cancel: cancel.clone(),
+            timeout,
+            call_id: call_id.unwrap_or_default(),
+            ..ToolContext::default()
+        };
         let tool = self.inner.clone();
         let fut = async move { result_text(tool.execute(args, ctx).await?) };
         RunTask::start(py, &waker, future, cancel, None, fut)

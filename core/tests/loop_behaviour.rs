@@ -173,6 +173,30 @@ async fn tools_of_one_turn_run_concurrently() {
 }
 
 #[tokio::test]
+async fn only_the_last_call_of_a_turn_to_start_is_told_so() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mk = |name: &'static str| {
+        let seen = seen.clone();
+        Tool::from_sync(name, "", json!({}), move |_, ctx| {
+            seen.lock().unwrap().push((name, ctx.last_to_start));
+            Ok(ToolResult::ok("done"))
+        })
+    };
+    let tk = Toolkit::new(vec![mk("a"), mk("b"), mk("c")]).unwrap();
+    let (o, _t) = scripted_client(
+        Style::OpenAi,
+        vec![
+            // `nope` is no tool: its call needs no start, and is not waited for.
+            ScriptedReply::openai_calls(&[("1", "a", "{}"), ("2", "b", "{}"), ("3", "nope", "{}")]),
+            ScriptedReply::openai_calls(&[("4", "c", "{}")]),
+            ScriptedReply::openai_text("ok"),
+        ],
+    );
+    Client::new(o).unwrap().run("go", Some(&tk)).await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![("a", false), ("b", true), ("c", true)]);
+}
+
+#[tokio::test]
 async fn a_panicking_tool_is_an_error_result() {
     let tk = Toolkit::new(vec![Tool::from_sync("bad", "", json!({}), |_, _| panic!("boom"))]).unwrap();
     let (o, _t) = scripted_client(

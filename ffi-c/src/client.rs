@@ -6,7 +6,7 @@ use std::sync::Arc;
 use engine::{Answer, CancellationToken, Client, ClientOptions, Error, Request, RunInput, RunResult, Toolkit};
 use serde_json::{Map, Value};
 
-use crate::done::{start_async, tn_done_fn};
+use crate::done::{run_here, start_async, tn_done_fn};
 use crate::guard::{call, in_json, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{
@@ -215,6 +215,8 @@ pub(crate) struct Job {
     cancel: Option<CancellationToken>,
     /// Where a streamed run's events go.
     pub(crate) stream: Option<engine::StreamTo>,
+    /// Whether the result leaves out the unchanged history it starts with.
+    elide: bool,
 }
 
 impl Job {
@@ -234,20 +236,26 @@ impl Job {
             answer: None,
             cancel: if cancel.is_null() { None } else { Some(handles::cancel(cancel)?) },
             stream: None,
+            elide: false,
         })
     }
 
     /// Reads `{"prompt", "history"?, "id"?}`, `{"history", "pending", "answer"}` or
-    /// `{"id", "answer", "pending"?}`.
+    /// `{"id", "answer", "pending"?}`, each with an optional `"elide_history"`.
     pub(crate) fn input(mut self, v: Value) -> Result<Job> {
         let mut o: Map<String, Value> = match v {
             Value::Object(o) => o,
             _ => return Err(Error::invalid("input_json must be a JSON object")),
         };
-        const KEYS: [&str; 5] = ["prompt", "history", "pending", "answer", "id"];
+        const KEYS: [&str; 6] = ["prompt", "history", "pending", "answer", "id", "elide_history"];
         if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(Error::invalid(format!("unknown input key {k:?} (known: {})", KEYS.join(", "))));
         }
+        self.elide = match o.remove("elide_history") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => b,
+            Some(_) => return Err(Error::invalid("\"elide_history\" must be a boolean")),
+        };
         self.id = match o.remove("id") {
             None | Some(Value::Null) => None,
             Some(Value::String(id)) => Some(id),
@@ -273,7 +281,8 @@ impl Job {
         Ok(self)
     }
 
-    pub(crate) async fn run(self) -> Result<RunResult> {
+    pub(crate) async fn run(self) -> Result<Ran> {
+        let given = if self.elide { Some(self.history.clone()) } else { None };
         let input = RunInput {
             prompt: self.prompt,
             prompt_parts: self.prompt_parts,
@@ -285,12 +294,26 @@ impl Job {
             id: self.id,
             answer: self.answer,
         };
-        self.client.client.run_input(input).await
+        let mut result = self.client.client.run_input(input).await?;
+        let kept = given.map(|given| result.elide_given(&given));
+        Ok(Ran { result, kept })
     }
 }
 
-pub(crate) fn result_json(r: &RunResult) -> String {
-    serde_json::to_string(r).unwrap_or_default()
+/// A finished run, and how many of its leading messages were left out as the caller's own
+/// (`"elide_history": true` in the input; see [`RunResult::elide_given`]).
+pub(crate) struct Ran {
+    result: RunResult,
+    kept: Option<usize>,
+}
+
+/// The RunResult JSON; an eliding run's carries `"history_kept": n` first.
+pub(crate) fn result_json(r: &Ran) -> String {
+    let json = serde_json::to_string(&r.result).unwrap_or_default();
+    match (r.kept, json.strip_prefix('{')) {
+        (Some(n), Some(rest)) => format!("{{\"history_kept\":{n},{rest}"),
+        _ => json,
+    }
 }
 
 /// Runs the loop and blocks until it ends, writing the RunResult JSON (snake_case keys:
@@ -303,7 +326,11 @@ pub(crate) fn result_json(r: &RunResult) -> String {
 /// supplies the history and keeps the result: `{"prompt", "id"}`, or `{"id", "answer",
 /// "pending"?}` to resume it (`pending` may be left out when the store records it; a
 /// conversation in use by another run, or a request answered already, is `TN_ERR_CONFLICT`).
-/// `toolkit` and `cancel` may be NULL. Refused with `TN_ERR_REENTRANT` inside a callback.
+/// Any of them may add `"elide_history": true` (ABI version 4): the result's `messages` then
+/// leave out the leading messages equal to the `history` passed in, and `"history_kept": n`
+/// says how many (the caller puts its own first `n` in front), so a long transcript is not
+/// sent back. `toolkit` and `cancel` may be NULL. Refused with `TN_ERR_REENTRANT` inside a
+/// callback.
 ///
 /// # Safety
 /// Pointers as documented; `result_out` must be writable.
@@ -385,6 +412,35 @@ pub unsafe extern "C" fn tn_client_run_async(
     call(error_out, || {
         let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
         start(job, done, user_data)
+    })
+}
+
+/// `tn_client_run_async` driven on the calling thread: blocks until the run ends and calls
+/// `done` (exactly once, on this thread) before returning `TN_OK`. While it blocks, the run's
+/// callbacks (tools, `wait_for`, hooks, the transport) are called on this thread too; a
+/// callback may hand its work to another thread and answer through `tn_complete` later, and
+/// must do so for work that waits on the run's other callbacks (they are not called while one
+/// blocks this thread). For a host whose callbacks are costly to enter from a thread it did
+/// not start, this saves the thread hops of `tn_client_run_async`. Refused with
+/// `TN_ERR_REENTRANT` inside a callback, as the other blocking calls are; `done` is not called
+/// when it returns an error. Added in ABI version 4.
+///
+/// # Safety
+/// Pointers as documented; `done` must not be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn tn_client_run_here(
+    client: *const tn_client,
+    toolkit: *const crate::toolkit::tn_toolkit,
+    input_json: *const c_char,
+    cancel: *const tn_cancel,
+    done: tn_done_fn,
+    user_data: *mut c_void,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let keep = Box::new((job.client.clone(), job.toolkit.clone()));
+        run_here(job.run(), keep, result_json, done, user_data)
     })
 }
 

@@ -9,6 +9,7 @@ use std::future::Future;
 use engine::Error;
 
 use crate::guard::{c_arg, Result};
+use crate::here::block_here;
 use crate::runtime::{spawn, with_run_data};
 use crate::status::{error_json, status_of, TN_ERR_CANCELLED, TN_OK};
 
@@ -75,4 +76,28 @@ where
             }
         }
     })
+}
+
+/// `start_async`'s contract, driven on the calling thread ([`block_here`]): returns once `done`
+/// has been called, on this thread, with the outcome. A call refused before it starts (a
+/// reentrant one) is the return status, and `done` is not called.
+pub(crate) fn run_here<T: 'static, F>(
+    work: F,
+    keep: Box<dyn Any + Send>,
+    render: fn(&T) -> String,
+    done: tn_done_fn,
+    user_data: *mut c_void,
+) -> Result<()>
+where
+    F: Future<Output = Result<T>>,
+{
+    let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
+    let run_data = user_data as usize;
+    let out = block_here(with_run_data(run_data, work))?;
+    let mut done = Done { f, user_data, fired: false, keep: Some(keep) };
+    match out {
+        Ok(r) => done.fire(TN_OK, render(&r)),
+        Err(e) => done.fire(status_of(e.kind()), error_json(&e)),
+    }
+    Ok(())
 }

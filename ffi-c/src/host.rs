@@ -19,8 +19,11 @@ use crate::guard::{c_arg, Result};
 use crate::runtime::{host_call, Completion};
 use crate::status::{kind_of, TN_ERR_HOST, TN_OK};
 
-/// Runs a tool: `call_json` is `{"name", "args", "call_id", "host_ref"?, "answer"?,
-/// "timeout_ms"?}` (`host_ref` when the tool was declared with one).
+/// Runs a tool: `call_json` is `{"last_to_start", "name", "args", "call_id", "host_ref"?,
+/// "answer"?, "timeout_ms"?}` (`host_ref` when the tool was declared with one), its first key
+/// always `last_to_start` (ABI version 4): true when every other call of the turn has already
+/// started, so that running this one before returning holds none of them back (a host
+/// driving the run on its own thread, `tn_client_run_here`, may then run it inline).
 /// Complete with a ToolResult JSON `{"output", "is_error", "metadata"?, "parts"?}`, or with an
 /// error status and a message (the model then sees an error result with that message).
 /// `parts` are content parts in the canonical form (see `tn_part_build`), sent beside the
@@ -229,7 +232,9 @@ pub(crate) struct CTool {
 impl ToolHandler for CTool {
     fn execute(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<ToolResult>> {
         let (data, f) = (self.data.clone(), self.f);
-        let mut call = json!({"name": self.name, "args": args, "call_id": ctx.call_id});
+        // `last_to_start` leads, so a host can read it without parsing the call.
+        let mut call =
+            json!({"last_to_start": ctx.last_to_start, "name": self.name, "args": args, "call_id": ctx.call_id});
         if let Some(r) = self.host_ref {
             call["host_ref"] = json!(r);
         }

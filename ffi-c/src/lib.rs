@@ -8,6 +8,7 @@ mod client;
 mod done;
 mod guard;
 mod handles;
+mod here;
 mod host;
 mod in_process;
 mod parts;

@@ -16,7 +16,7 @@ use crate::guard::Result;
 /// so the child builds its own on first use; the inherited one is leaked, never dropped
 /// (dropping would wait for those threads, and would deregister the parent's sockets from
 /// the epoll set both processes share).
-fn runtime() -> Result<&'static Runtime> {
+pub(crate) fn runtime() -> Result<&'static Runtime> {
     static RT: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
     // The runtimes inherited from a parent: kept reachable, so leak checkers see them as
     // held on purpose.

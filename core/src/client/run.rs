@@ -222,6 +222,7 @@ impl Client {
             deadline,
             meter,
             stream,
+            unstarted: Default::default(),
         };
         let tools = match (input.toolkit, opts.style) {
             (None, _) => Declarations::replaced(Vec::new()),

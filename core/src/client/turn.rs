@@ -2,6 +2,7 @@
 //! order applying the suspension rules (inline `wait_for`, relay batching, durable halt on
 //! the first suspension). Every call that enters the transcript gets exactly one result.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,6 +33,33 @@ pub(crate) struct ToolEnv<'a> {
     pub meter: Meter<'a>,
     /// Where a streamed run's steps go.
     pub stream: Option<&'a StreamTo>,
+    /// The calls of the current turn not yet started (see [`ToolContext::last_to_start`]).
+    pub unstarted: AtomicUsize,
+}
+
+/// One call's part in its turn's count of calls not yet started: it leaves the count when
+/// its tool first runs, or when its pass ends without running it.
+struct Starting<'a> {
+    unstarted: &'a AtomicUsize,
+    counted: AtomicBool,
+}
+
+impl Starting<'_> {
+    /// Marks the call started; whether no other call of the turn is still to start.
+    fn start(&self) -> bool {
+        if !self.counted.swap(true, Ordering::AcqRel) {
+            self.unstarted.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.unstarted.load(Ordering::Acquire) == 0
+    }
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        if !self.counted.swap(true, Ordering::AcqRel) {
+            self.unstarted.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
 }
 
 /// How one call of a turn is to be settled.
@@ -66,7 +94,22 @@ impl ToolEnv<'_> {
         // Each call runs, and with `wait_for` also waits for its answer, on its own: the host
         // sees one `wait_for` per suspension, all at once (it may park them and answer them
         // together). The first failure ends the turn and drops the others.
-        let passes = calls.iter().zip(plans).map(|(c, p)| self.first_pass(c, p, turn));
+        // Counted: the calls that may run a tool (a kept result, a relay answer, bad arguments
+        // or an unknown tool never does).
+        let may_start: Vec<bool> = calls
+            .iter()
+            .zip(&plans)
+            .map(|(c, p)| {
+                matches!(p, Plan::Run | Plan::Resume(..))
+                    && c.args.is_ok()
+                    && self.tool(&c.name).is_some_and(|t| !t.is_relay())
+            })
+            .collect();
+        self.unstarted.store(may_start.iter().filter(|m| **m).count(), Ordering::Release);
+        let passes = calls.iter().zip(plans).zip(may_start).map(|((c, p), may)| async move {
+            let starting = Starting { unstarted: &self.unstarted, counted: AtomicBool::new(!may) };
+            self.first_pass(c, p, turn, &starting).await
+        });
         let mut slots = try_join_all(passes).await?;
         let mut out = TurnOutcome { entries: Vec::with_capacity(calls.len()), records: Vec::new(), halted: None };
         // Durable only from here: what is still suspended halts the run, in call order.
@@ -93,7 +136,7 @@ impl ToolEnv<'_> {
         Ok(out)
     }
 
-    async fn first_pass(&self, call: &Call, plan: Plan, turn: u32) -> Result<Slot> {
+    async fn first_pass(&self, call: &Call, plan: Plan, turn: u32, starting: &Starting<'_>) -> Result<Slot> {
         let args = match &call.args {
             Ok(a) => a.clone(),
             Err(why) => {
@@ -111,7 +154,7 @@ impl ToolEnv<'_> {
             Plan::Keep(v) => return Ok(Slot::Kept(v)),
             Plan::Run => {
                 let t0 = Instant::now();
-                let slot = self.run_fresh(call, args, turn).await?;
+                let slot = self.run_fresh(call, args, turn, starting).await?;
                 match &slot {
                     Slot::Final(_, r) => self.record_tool(call, r.is_error, false, t0),
                     Slot::Suspended(..) | Slot::RelaySuspended(_) => self.record_tool(call, false, true, t0),
@@ -120,7 +163,7 @@ impl ToolEnv<'_> {
                 slot
             }
             Plan::Resume(request, answer) => {
-                let result = self.settle_answered(call, &args, &request, Some(answer), turn).await?;
+                let result = self.settle_answered(call, &args, &request, Some(answer), turn, starting).await?;
                 return Ok(Slot::Final(args, result));
             }
             Plan::Relay(answer, first) => {
@@ -141,7 +184,7 @@ impl ToolEnv<'_> {
                 if let Some(a) = &answer {
                     check_answer_id(&request, a)?;
                 }
-                let result = self.settle_answered(call, &args, &request, answer, turn).await?;
+                let result = self.settle_answered(call, &args, &request, answer, turn, starting).await?;
                 Ok(Slot::Final(args, result))
             }
             Slot::RelaySuspended(args) => {
@@ -168,7 +211,7 @@ impl ToolEnv<'_> {
     }
 
     /// `before_tool` → execute → `after_tool` (skipped on a suspension).
-    async fn run_fresh(&self, call: &Call, mut args: Value, turn: u32) -> Result<Slot> {
+    async fn run_fresh(&self, call: &Call, mut args: Value, turn: u32, starting: &Starting<'_>) -> Result<Slot> {
         if let (Some(h), true) = (self.hooks, self.enabled.before_tool) {
             let ev = BeforeToolEvent { name: call.name.clone(), args: args.clone(), id: call.id.clone(), turn };
             if let Some(ov) = h.before_tool(ev).await? {
@@ -186,7 +229,7 @@ impl ToolEnv<'_> {
         if self.tool(&call.name).is_some_and(Tool::is_relay) {
             return Ok(Slot::RelaySuspended(args));
         }
-        let result = self.exec(call, args.clone(), None).await?;
+        let result = self.exec(call, args.clone(), None, starting).await?;
         if let Some(req) = result.pending() {
             return Ok(Slot::Suspended(args, req));
         }
@@ -203,6 +246,7 @@ impl ToolEnv<'_> {
         request: &Request,
         answer: Option<Answer>,
         turn: u32,
+        starting: &Starting<'_>,
     ) -> Result<ToolResult> {
         let answer = match answer {
             Some(a) if a.ok => a,
@@ -212,7 +256,7 @@ impl ToolEnv<'_> {
         let result = if self.tool(&call.name).is_some_and(Tool::is_relay) {
             relay_result(&answer, &call.id, &call.name, true)
         } else {
-            let result = self.exec(call, args.clone(), Some(answer)).await?;
+            let result = self.exec(call, args.clone(), Some(answer), starting).await?;
             if result.pending().is_some() {
                 self.record_tool(call, false, true, t0);
                 return Ok(ToolResult::error(unresolved_output(&request.prompt)));
@@ -261,7 +305,13 @@ impl ToolEnv<'_> {
     }
 
     /// Runs the tool with a context for this call (relay calls never reach here).
-    async fn exec(&self, call: &Call, args: Value, answer: Option<Answer>) -> Result<ToolResult> {
+    async fn exec(
+        &self,
+        call: &Call,
+        args: Value,
+        answer: Option<Answer>,
+        starting: &Starting<'_>,
+    ) -> Result<ToolResult> {
         let Some(tool) = self.tool(&call.name) else {
             return Ok(unknown_tool(&call.name));
         };
@@ -270,6 +320,7 @@ impl ToolEnv<'_> {
             cancel: self.cancel.clone(),
             timeout: self.deadline.map(|d| d.saturating_duration_since(Instant::now())),
             call_id: call.id.clone(),
+            last_to_start: starting.start(),
         };
         tool.execute(args, ctx).await
     }

@@ -1,0 +1,88 @@
+package toolnexus_test
+
+// Runs driven on the caller's thread (tn_go_run_here): what they hand back, and that their
+// tools keep running at once.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	tn "github.com/toolnexus/toolnexus/bindings-go"
+)
+
+// The engine leaves the unchanged history out of a run's result and the binding puts the
+// caller's own messages back in front: the transcript is whole, in order, and its first
+// messages are the values passed in.
+func TestRunWithHistoryGivesBackTheWholeTranscript(t *testing.T) {
+	mock := newMock(t)
+	mock.script(textReply("third answer"))
+	first := map[string]any{"role": "user", "content": "first"}
+	history := []any{
+		first,
+		map[string]any{"role": "assistant", "content": "second"},
+	}
+	res, err := openaiClient(t, mock, nil).RunWithHistory(testCtx(t), "again", nil, history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Messages) != 4 {
+		t.Fatalf("messages: %#v", res.Messages)
+	}
+	if reflect.ValueOf(res.Messages[0]).Pointer() != reflect.ValueOf(first).Pointer() {
+		t.Errorf("the first message is not the caller's own value: %#v", res.Messages[0])
+	}
+	want := []any{"first", "second", "again", "third answer"}
+	for i, m := range res.Messages {
+		if got := m.(map[string]any)["content"]; got != want[i] {
+			t.Errorf("message %d: %v, want %v", i, got, want[i])
+		}
+	}
+	if n := len(history); n != 2 {
+		t.Errorf("the caller's history changed length: %d", n)
+	}
+}
+
+// With nothing that could end it early (a context that never ends, no timeout) a run's last
+// tool call to start may run on the thread driving the run; its siblings still run at once:
+// tools that wait for each other both finish.
+func TestToolsOfOneTurnMeetWhenNothingCanEndTheRun(t *testing.T) {
+	mock := newMock(t)
+	mock.script(callReply("1:a", "2:b", "3:c"), callReply("4:a"), textReply("met"))
+	var arrived sync.WaitGroup
+	arrived.Add(3)
+	meet := func(map[string]any, *tn.ToolContext) (tn.ToolResult, error) {
+		arrived.Done()
+		arrived.Wait()
+		return tn.ToolResult{Output: "met"}, nil
+	}
+	var once sync.Once
+	lone := func(args map[string]any, tc *tn.ToolContext) (tn.ToolResult, error) {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			return meet(args, tc)
+		}
+		return tn.ToolResult{Output: "alone"}, nil
+	}
+	tk := toolkit(t, fn("a", lone), fn("b", meet), fn("c", meet))
+	done := make(chan error, 1)
+	go func() {
+		res, err := openaiClient(t, mock, nil).Run(context.Background(), "go", tk)
+		if err == nil && res.ToolCallCount != 4 {
+			err = fmt.Errorf("tool calls: %d", res.ToolCallCount)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the tools of one turn did not run at once")
+	}
+}
