@@ -151,6 +151,16 @@ int32_t tn_go_stream_async(const tn_client *client, const tn_toolkit *toolkit, c
   return tn_client_stream_async(client, toolkit, input_json, cancel, stream_event_tr, done_tr, (void *)scope, error_out);
 }
 
+/* A streamed run driven on this thread, as tn_go_run_here drives a run. */
+int32_t tn_go_stream_here(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
+                          const tn_cancel *cancel, uintptr_t scope, char **error_out) {
+  int before = tn_go_driving(1);
+  int32_t st = tn_client_stream_here(client, toolkit, input_json, cancel, stream_event_tr, done_tr, (void *)scope,
+                                     error_out);
+  tn_go_driving(before);
+  return st;
+}
+
 int32_t tn_go_translate_async(const tn_client *client, const tn_toolkit *toolkit, const char *request_json,
                               const tn_cancel *cancel, uintptr_t scope, char **error_out) {
   return tn_client_translate_async(client, toolkit, request_json, cancel, done_tr, (void *)scope, error_out);

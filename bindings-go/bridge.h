@@ -59,6 +59,10 @@ int32_t tn_go_run_here(const tn_client *client, const tn_toolkit *toolkit, const
 int32_t tn_go_stream_async(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
                            const tn_cancel *cancel, uintptr_t scope, char **error_out);
 
+/* tn_client_stream_here, as tn_go_run_here for a streamed run. */
+int32_t tn_go_stream_here(const tn_client *client, const tn_toolkit *toolkit, const char *input_json,
+                          const tn_cancel *cancel, uintptr_t scope, char **error_out);
+
 /* tn_client_translate_async, as tn_go_run_async. */
 int32_t tn_go_translate_async(const tn_client *client, const tn_toolkit *toolkit, const char *request_json,
                               const tn_cancel *cancel, uintptr_t scope, char **error_out);

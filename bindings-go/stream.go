@@ -82,6 +82,10 @@ func (c *Client) stream(ctx context.Context, tk *Toolkit, input wireRunInput) (<
 		in := cstring(string(raw))
 		defer freeC(in)
 		got, err := c.engineCall(ctx, tk, "stream", q.pushJSON, func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
+			if reserveDriver() {
+				defer drivers.Add(-1)
+				return C.tn_go_stream_here(c.native, toolkit, in, cancel, h, errJSON)
+			}
 			return C.tn_go_stream_async(c.native, toolkit, in, cancel, h, errJSON)
 		})
 		if err != nil {

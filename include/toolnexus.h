@@ -881,6 +881,21 @@ int32_t tn_client_stream_async(const struct tn_client *client,
                                void *user_data,
                                char **error_out);
 
+// `tn_client_stream_async` driven on the calling thread, as `tn_client_run_here` drives
+// `tn_client_run_async`: blocks until the run ends, `on_event` and `done` called on this
+// thread, `done` before it returns `TN_OK`. Added in ABI version 4.
+//
+// # Safety
+// Pointers as documented; `done` and `on_event` must not be NULL.
+int32_t tn_client_stream_here(const struct tn_client *client,
+                              const struct tn_toolkit *toolkit,
+                              const char *input_json,
+                              const struct tn_cancel *cancel,
+                              tn_event_fn on_event,
+                              tn_done_fn done,
+                              void *user_data,
+                              char **error_out);
+
 // Writes to `*json_out` every error kind, in code order, as a JSON array of
 // `{"name", "code", "retryable"}`: `code` is the kind's `TN_ERR_*` status (0, `TN_OK`, is no
 // kind), `name` the stable name an error JSON's `"kind"` carries, `retryable` whether the

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use engine::{Error, OnStreamEvent, StreamEvent, StreamTo};
 
 use crate::client::{result_json, tn_cancel, tn_client, Job};
-use crate::done::{start_async, tn_done_fn};
+use crate::done::{run_here, start_async, tn_done_fn};
 use crate::guard::{c_arg, call, in_json, write_out, Result};
 use crate::runtime::block_on;
 use crate::toolkit::tn_toolkit;
@@ -92,5 +92,31 @@ pub unsafe extern "C" fn tn_client_stream_async(
         let job = streamed(job, on_event, user_data)?;
         let keep = Box::new((job.client.clone(), job.toolkit.clone()));
         start_async(job.run(), keep, result_json, done, user_data)
+    })
+}
+
+/// `tn_client_stream_async` driven on the calling thread, as `tn_client_run_here` drives
+/// `tn_client_run_async`: blocks until the run ends, `on_event` and `done` called on this
+/// thread, `done` before it returns `TN_OK`. Added in ABI version 4.
+///
+/// # Safety
+/// Pointers as documented; `done` and `on_event` must not be NULL.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // tn_client_stream_async's arguments
+pub unsafe extern "C" fn tn_client_stream_here(
+    client: *const tn_client,
+    toolkit: *const tn_toolkit,
+    input_json: *const c_char,
+    cancel: *const tn_cancel,
+    on_event: tn_event_fn,
+    done: tn_done_fn,
+    user_data: *mut c_void,
+    error_out: *mut *mut c_char,
+) -> i32 {
+    call(error_out, || {
+        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let job = streamed(job, on_event, user_data)?;
+        let keep = Box::new((job.client.clone(), job.toolkit.clone()));
+        run_here(job.run(), keep, result_json, done, user_data)
     })
 }

@@ -32,6 +32,17 @@ static void on_event(void *user_data, const char *event_json) {
   record(event_json);
 }
 
+static pthread_t g_main;
+static int g_off_main;
+
+/* Driven on the caller's thread (tn_client_stream_here, ABI version 4): events come there. */
+static void on_event_here(void *user_data, const char *event_json) {
+  waiter_t *w = user_data;
+  CHECK(w->fired == 0, "every event before done");
+  g_off_main += !pthread_equal(pthread_self(), g_main);
+  record(event_json);
+}
+
 /* The async variant hands on_event the run's user_data, as done gets it. */
 static void on_event_async(void *user_data, const char *event_json) {
   waiter_t *w = user_data;
@@ -40,9 +51,10 @@ static void on_event_async(void *user_data, const char *event_json) {
 }
 
 int main(void) {
-  const char *replies[] = {CALL_SSE, TEXT_SSE, TEXT_SSE, "data: {garbage\n\n"};
+  const char *replies[] = {CALL_SSE, TEXT_SSE, TEXT_SSE, TEXT_SSE, "data: {garbage\n\n"};
   script_t s;
-  script_init(&s, replies, 4);
+  script_init(&s, replies, 5);
+  g_main = pthread_self();
   tn_callbacks cb = {0};
   cb.user_data = &s;
   cb.transport = script_transport;
@@ -69,6 +81,14 @@ int main(void) {
   wait_done(&w);
   CHECK(w.status == TN_OK && strcmp(g_kinds, "text,text,usage,") == 0, "async: %d %s", w.status, g_kinds);
   free(w.json);
+  g_kinds[0] = '\0';
+  waiter_t wh = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL};
+  CHECK(tn_client_stream_here(c, NULL, "{\"prompt\":\"hi\"}", NULL, on_event_here, on_done, &wh, NULL) == TN_OK &&
+            wh.fired == 1 && wh.status == TN_OK,
+        "here: done before it returned");
+  CHECK(strcmp(g_kinds, "text,text,usage,") == 0 && g_off_main == 0, "here: %s, %d off the caller's thread", g_kinds,
+        g_off_main);
+  free(wh.json);
   g_kinds[0] = '\0';
   CHECK(tn_client_stream(c, NULL, "{\"prompt\":\"hi\"}", NULL, on_event, g_kinds, &out, &err) == TN_ERR_PROTOCOL && err,
         "a garbled stream is a protocol error: %s", err ? err : "");
