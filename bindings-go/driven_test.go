@@ -86,3 +86,29 @@ func TestToolsOfOneTurnMeetWhenNothingCanEndTheRun(t *testing.T) {
 		t.Fatal("the tools of one turn did not run at once")
 	}
 }
+
+// A tool run on the driving thread may itself run an agent: its own toolkit and a nested run.
+func TestAToolRunInlineMayRunANestedAgent(t *testing.T) {
+	mock := newMock(t)
+	mock.script(callReply("1:delegate"), textReply("inner answer"), textReply("outer answer"))
+	client := openaiClient(t, mock, nil)
+	delegate := fn("delegate", func(map[string]any, *tn.ToolContext) (tn.ToolResult, error) {
+		inner, err := tn.CreateToolkit(context.Background(), tn.Options{Builtins: false, ExtraTools: []tn.Tool{text("noop", "x")}})
+		if err != nil {
+			return tn.ToolResult{}, err
+		}
+		defer inner.Close()
+		res, err := client.Run(context.Background(), "inner", inner)
+		if err != nil {
+			return tn.ToolResult{}, err
+		}
+		return tn.ToolResult{Output: res.Text}, nil
+	})
+	res, err := client.Run(context.Background(), "outer", toolkit(t, delegate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "outer answer" || len(res.ToolCalls) != 1 || res.ToolCalls[0].Output != "inner answer" {
+		t.Fatalf("result: %q, calls %#v", res.Text, res.ToolCalls)
+	}
+}

@@ -370,7 +370,8 @@ void tn_client_free(struct tn_client *client);
 // leave out the leading messages equal to the `history` passed in, and `"history_kept": n`
 // says how many (the caller puts its own first `n` in front), so a long transcript is not
 // sent back. `toolkit` and `cancel` may be NULL. Refused with `TN_ERR_REENTRANT` inside a
-// callback.
+// callback made on a library thread (one made on a thread driving a run, `tn_client_run_here`,
+// may block).
 //
 // # Safety
 // Pointers as documented; `result_out` must be writable.
@@ -419,9 +420,11 @@ int32_t tn_client_run_async(const struct tn_client *client,
 // callback may hand its work to another thread and answer through `tn_complete` later, and
 // must do so for work that waits on the run's other callbacks (they are not called while one
 // blocks this thread). For a host whose callbacks are costly to enter from a thread it did
-// not start, this saves the thread hops of `tn_client_run_async`. Refused with
-// `TN_ERR_REENTRANT` inside a callback, as the other blocking calls are; `done` is not called
-// when it returns an error. Added in ABI version 4.
+// not start, this saves the thread hops of `tn_client_run_async`. A callback made on this
+// thread may itself make blocking calls (a nested run is driven here too, the outer one
+// waiting meanwhile); inside a callback on a library thread this is refused with
+// `TN_ERR_REENTRANT`, as the other blocking calls are. `done` is not called when it returns
+// an error. Added in ABI version 4.
 //
 // # Safety
 // Pointers as documented; `done` must not be NULL.

@@ -42,9 +42,11 @@ pub(crate) fn runtime() -> Result<&'static Runtime> {
 }
 
 /// Refuses a blocking call made on one of the library's own threads (inside a callback):
-/// waiting there could starve the very task it waits for.
+/// waiting there could starve the very task it waits for. A callback made on a thread driving
+/// a run (`tn_client_run_here`) may block: that thread is the host's, and what the nested call
+/// waits for runs elsewhere (or, driven here too, on this thread while the outer run waits).
 pub(crate) fn check_not_reentrant() -> Result<()> {
-    if tokio::runtime::Handle::try_current().is_ok() {
+    if tokio::runtime::Handle::try_current().is_ok() && !crate::here::driving() {
         return Err(Error::new(
             ErrorKind::Reentrant,
             "a blocking libtoolnexus call was made from inside a libtoolnexus callback; \
