@@ -44,8 +44,9 @@ check() {
   local dir out gocache
   dir="$(scratch go)"
   assert_norust "$dir" "$gobin"
-  # Only the build cache is shared (content-addressed: it cannot stand in for the module).
-  gocache="$(go env GOCACHE)"
+  # A build cache of its own: the user's may hold entries another toolchain setup wrote (seen
+  # here: "could not import sync/atomic (open : no such file)" under env -i, a fresh cache fine).
+  gocache="$dir/gocache"
   local env=(env GOPROXY="file://$proxy" GONOSUMDB=github.com/toolnexus GOTOOLCHAIN=local GOFLAGS=-modcacherw
     GOPATH="$dir/home/go" GOCACHE="$gocache" CGO_ENABLED=1)
   mkdir -p "$dir/app"
