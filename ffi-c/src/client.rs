@@ -6,7 +6,7 @@ use std::sync::Arc;
 use engine::{Answer, CancellationToken, Client, ClientOptions, Error, Request, RunInput, RunResult, Toolkit};
 use serde_json::{Map, Value};
 
-use crate::done::{run_here, start_async, tn_done_fn};
+use crate::done::{start_async, tn_done_fn, Drive};
 use crate::guard::{call, in_json, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{
@@ -412,7 +412,7 @@ pub unsafe extern "C" fn tn_client_run_async(
 ) -> i32 {
     call(error_out, || {
         let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
-        start(job, done, user_data)
+        start(job, Drive::Spawn, done, user_data)
     })
 }
 
@@ -442,8 +442,7 @@ pub unsafe extern "C" fn tn_client_run_here(
 ) -> i32 {
     call(error_out, || {
         let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
-        let keep = Box::new((job.client.clone(), job.toolkit.clone()));
-        run_here(job.run(), keep, result_json, done, user_data)
+        start(job, Drive::Here, done, user_data)
     })
 }
 
@@ -468,14 +467,15 @@ pub unsafe extern "C" fn tn_client_run_with_answer_async(
     call(error_out, || {
         let input = resume_input(history_json, pending_json, answer_json)?;
         let job = Job::new(client, toolkit, cancel)?.input(input)?;
-        start(job, done, user_data)
+        start(job, Drive::Spawn, done, user_data)
     })
 }
 
-/// Spawns `job`, reporting to `done`; its client and toolkit are let go only after `done`.
-fn start(job: Job, done: tn_done_fn, user_data: *mut c_void) -> Result<()> {
+/// Starts `job` as `drive` says, reporting to `done`; its client and toolkit are let go only
+/// after `done`.
+pub(crate) fn start(job: Job, drive: Drive, done: tn_done_fn, user_data: *mut c_void) -> Result<()> {
     let keep = Box::new((job.client.clone(), job.toolkit.clone()));
-    start_async(job.run(), keep, result_json, done, user_data)
+    start_async(drive, job.run(), keep, result_json, done, user_data)
 }
 
 /// The `user_data` of the async run (`tn_client_run_async`, `tn_client_run_with_answer_async`)

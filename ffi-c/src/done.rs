@@ -43,6 +43,15 @@ impl Done {
     }
 }
 
+impl Done {
+    fn report<T>(&mut self, out: Result<T>, render: fn(&T) -> String) {
+        match out {
+            Ok(r) => self.fire(TN_OK, render(&r)),
+            Err(e) => self.fire(status_of(e.kind()), error_json(&e)),
+        }
+    }
+}
+
 impl Drop for Done {
     fn drop(&mut self) {
         let e = Error::new(engine::ErrorKind::Cancelled, "the call was dropped before it finished");
@@ -50,10 +59,21 @@ impl Drop for Done {
     }
 }
 
-/// Spawns `work`, reporting to `done` with `render`ed success. The `Done` is made inside the
-/// spawned future only, so a failure to spawn is reported once, by the return status, and
-/// never also through `done`.
+/// Where an async call's work runs.
+#[derive(Clone, Copy)]
+pub(crate) enum Drive {
+    /// Spawned on the runtime: the call returns at once.
+    Spawn,
+    /// Polled on the calling thread ([`block_here`]): the call returns after `done`.
+    Here,
+}
+
+/// Starts `work` as `drive` says, reporting to `done` with `render`ed success. The `Done` is
+/// made only once the work is under way (inside the spawned task, or after driving it here),
+/// so a call refused before it starts (a failure to spawn, a reentrant call driven here) is
+/// reported once, by the return status, and never also through `done`.
 pub(crate) fn start_async<T: 'static, F>(
+    drive: Drive,
     work: F,
     keep: Box<dyn Any + Send>,
     render: fn(&T) -> String,
@@ -65,39 +85,20 @@ where
 {
     let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
     let run_data = user_data as usize;
-    // Boxed first, as in `runtime::block_on`: the moves into the task then copy a pointer.
-    let work = Box::pin(work);
-    spawn(move || {
-        let mut done = Done { f, user_data, fired: false, keep: Some(keep) };
-        async move {
-            match with_run_data(run_data, work).await {
-                Ok(r) => done.fire(TN_OK, render(&r)),
-                Err(e) => done.fire(status_of(e.kind()), error_json(&e)),
-            }
+    let done = move || Done { f, user_data, fired: false, keep: Some(keep) };
+    match drive {
+        Drive::Here => {
+            let out = block_here(with_run_data(run_data, work))?;
+            done().report(out, render);
+            Ok(())
         }
-    })
-}
-
-/// `start_async`'s contract, driven on the calling thread ([`block_here`]): returns once `done`
-/// has been called, on this thread, with the outcome. A call refused before it starts (a
-/// reentrant one) is the return status, and `done` is not called.
-pub(crate) fn run_here<T: 'static, F>(
-    work: F,
-    keep: Box<dyn Any + Send>,
-    render: fn(&T) -> String,
-    done: tn_done_fn,
-    user_data: *mut c_void,
-) -> Result<()>
-where
-    F: Future<Output = Result<T>>,
-{
-    let f = done.ok_or_else(|| Error::invalid("done is NULL"))?;
-    let run_data = user_data as usize;
-    let out = block_here(with_run_data(run_data, work))?;
-    let mut done = Done { f, user_data, fired: false, keep: Some(keep) };
-    match out {
-        Ok(r) => done.fire(TN_OK, render(&r)),
-        Err(e) => done.fire(status_of(e.kind()), error_json(&e)),
+        Drive::Spawn => {
+            // Boxed first, as in `runtime::block_on`: the moves into the task then copy a pointer.
+            let work = Box::pin(work);
+            spawn(move || {
+                let mut done = done();
+                async move { done.report(with_run_data(run_data, work).await, render) }
+            })
+        }
     }
-    Ok(())
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use engine::{Error, OnStreamEvent, StreamEvent, StreamTo};
 
-use crate::client::{result_json, tn_cancel, tn_client, Job};
-use crate::done::{run_here, start_async, tn_done_fn};
+use crate::client::{result_json, start, tn_cancel, tn_client, Job};
+use crate::done::{tn_done_fn, Drive};
 use crate::guard::{c_arg, call, in_json, write_out, Result};
 use crate::runtime::block_on;
 use crate::toolkit::tn_toolkit;
@@ -90,8 +90,7 @@ pub unsafe extern "C" fn tn_client_stream_async(
     call(error_out, || {
         let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
         let job = streamed(job, on_event, user_data)?;
-        let keep = Box::new((job.client.clone(), job.toolkit.clone()));
-        start_async(job.run(), keep, result_json, done, user_data)
+        start(job, Drive::Spawn, done, user_data)
     })
 }
 
@@ -116,7 +115,6 @@ pub unsafe extern "C" fn tn_client_stream_here(
     call(error_out, || {
         let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
         let job = streamed(job, on_event, user_data)?;
-        let keep = Box::new((job.client.clone(), job.toolkit.clone()));
-        run_here(job.run(), keep, result_json, done, user_data)
+        start(job, Drive::Here, done, user_data)
     })
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use engine::{DuplicateNames, Error, ErrorKind, Tool, ToolContext, ToolResult, ToolSource, Toolkit};
 use serde_json::Value;
 
-use crate::done::{start_async, tn_done_fn};
+use crate::done::{start_async, tn_done_fn, Drive};
 use crate::guard::{call, in_json, in_str, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{tn_free_fn, tn_tool_fn, CTool, HostData};
@@ -339,6 +339,6 @@ pub unsafe extern "C" fn tn_toolkit_execute_call_async(
                 () = cancel.cancelled() => Err(Error::new(ErrorKind::Cancelled, "the tool call was cancelled")),
             }
         };
-        start_async(work, keep, tool_result_json, done, user_data)
+        start_async(Drive::Spawn, work, keep, tool_result_json, done, user_data)
     })
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use engine::{CancellationToken, Error, Toolkit, TranslateRequest, TranslateResult};
 
 use crate::client::{tn_cancel, tn_client, ClientHandle};
-use crate::done::{start_async, tn_done_fn};
+use crate::done::{start_async, tn_done_fn, Drive};
 use crate::guard::{call, in_json, write_out, Result};
 use crate::handles;
 use crate::runtime::block_on;
@@ -90,6 +90,6 @@ pub unsafe extern "C" fn tn_client_translate_async(
     call(error_out, || {
         let t = Translation::new(client, toolkit, request_json, cancel)?;
         let keep = Box::new((t.client.clone(), t.toolkit.clone()));
-        start_async(t.run(), keep, result_json, done, user_data)
+        start_async(Drive::Spawn, t.run(), keep, result_json, done, user_data)
     })
 }

@@ -47,18 +47,21 @@ struct Starting<'a> {
 impl Starting<'_> {
     /// Marks the call started; whether no other call of the turn is still to start.
     fn start(&self) -> bool {
+        self.leave();
+        self.unstarted.load(Ordering::Acquire) == 0
+    }
+
+    /// Leaves the count, once.
+    fn leave(&self) {
         if !self.counted.swap(true, Ordering::AcqRel) {
             self.unstarted.fetch_sub(1, Ordering::AcqRel);
         }
-        self.unstarted.load(Ordering::Acquire) == 0
     }
 }
 
 impl Drop for Starting<'_> {
     fn drop(&mut self) {
-        if !self.counted.swap(true, Ordering::AcqRel) {
-            self.unstarted.fetch_sub(1, Ordering::AcqRel);
-        }
+        self.leave();
     }
 }
 
