@@ -21,6 +21,7 @@ import "C"
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -56,6 +57,22 @@ func cstring(s string) *C.char { return C.CString(s) }
 // turns the latter. The caller frees it with freeC.
 func ctext(s string) *C.char {
 	return C.CString(strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD"))
+}
+
+// encodeBuffers keep the buffers run inputs are encoded in: a long history is tens of KB,
+// which would otherwise be allocated and collected again on every run.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// cinput encodes a run's input into C memory, to be freed with freeC.
+func cinput(input wireRunInput) (*C.char, error) {
+	buf := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(buf)
+	b, err := input.encode((*buf)[:0])
+	*buf = b
+	if err != nil {
+		return nil, err
+	}
+	return (*C.char)(C.CBytes(b)), nil
 }
 
 // freeC releases a string made by cstring.

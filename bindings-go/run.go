@@ -24,11 +24,10 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 		return RunResult{}, c.err
 	}
 	input.ElideHistory = len(input.History) > 0
-	inputJSON, err := json.Marshal(input)
+	in, err := cinput(input)
 	if err != nil {
 		return RunResult{}, bindingError(KindInvalidArgument, "cannot encode the run input: %v", err)
 	}
-	in := cstring(string(inputJSON))
 	defer freeC(in)
 	out, err := c.engineCall(ctx, tk, "run", nil, func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
 		if reserveDriver() {

@@ -71,7 +71,7 @@ func (c *Client) stream(ctx context.Context, tk *Toolkit, input wireRunInput) (<
 	if c.err != nil {
 		return nil, c.err
 	}
-	raw, err := json.Marshal(input)
+	in, err := cinput(input)
 	if err != nil {
 		return nil, bindingError(KindInvalidArgument, "cannot encode the run input: %v", err)
 	}
@@ -79,7 +79,6 @@ func (c *Client) stream(ctx context.Context, tk *Toolkit, input wireRunInput) (<
 	out := make(chan StreamEvent, 16)
 	go q.forward(out)
 	go func() {
-		in := cstring(string(raw))
 		defer freeC(in)
 		got, err := c.engineCall(ctx, tk, "stream", q.pushJSON, func(toolkit *C.tn_toolkit, cancel *C.tn_cancel, h C.uintptr_t, errJSON **C.char) C.int32_t {
 			if reserveDriver() {

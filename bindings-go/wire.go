@@ -189,3 +189,27 @@ type wireRunInput struct {
 	// its transcript starts with, unchanged (wireRunResult.HistoryKept).
 	ElideHistory bool `json:"elide_history,omitempty"`
 }
+
+// encode appends input's JSON to b, NUL-terminated for the engine. The history, often most
+// of it, is encoded by appendJSON rather than encoding/json (see jsonenc.go).
+func (input wireRunInput) encode(b []byte) ([]byte, error) {
+	history := input.History
+	input.History = nil
+	head, err := json.Marshal(input)
+	if err != nil {
+		return b, err
+	}
+	if history == nil {
+		return append(append(b, head...), 0), nil
+	}
+	// head is an object: its closing brace gives way to the history.
+	b = append(b, head[:len(head)-1]...)
+	if len(head) > 2 {
+		b = append(b, ',')
+	}
+	b = append(b, `"history":`...)
+	if b, err = appendJSON(b, history); err != nil {
+		return b, err
+	}
+	return append(b, '}', 0), nil
+}

@@ -55,7 +55,7 @@ pub struct RunOptions<'a> {
     pub toolkit: Option<ClassInstance<'a, Toolkit>>,
     /// A prior transcript to continue (provider message shape).
     #[napi(ts_type = "any[]")]
-    pub history: Option<Json>,
+    pub history: Option<Unknown<'a>>,
     /// Aborts the run (in-flight request included); the Promise rejects with an `AbortError`
     /// whose `cause` is the signal's reason.
     #[napi(ts_type = "AbortSignal")]
@@ -106,12 +106,24 @@ fn history_of(h: Json) -> engine::Result<Vec<Value>> {
     }
 }
 
+/// A reference to the caller's history array, to put its own messages back in the result;
+/// `None` for anything but an array (which `history_of` refuses or reads as none).
+fn given_history(env: &Env, history: &Unknown<'_>) -> napi::Result<Option<ObjectRef<false>>> {
+    if !history.is_array()? {
+        return Ok(None);
+    }
+    Object::from_raw(env.raw(), history.raw()).create_ref().map(Some)
+}
+
 /// What a run starts from.
 struct Start {
     toolkit: Option<Arc<engine::Toolkit>>,
     /// A string, or content parts.
     prompt: Option<Value>,
     history: Vec<Value>,
+    /// The caller's own history array (`history`'s JS form): the result's transcript starts
+    /// with its unchanged messages, not with copies of them (RunResult::to_js).
+    given: Option<ObjectRef<false>>,
     /// `(pending, answer)` as the host passed them, read inside the run so a malformed one
     /// rejects the Promise like any run failure.
     resume: Option<(Value, Value)>,
@@ -219,6 +231,7 @@ impl Client {
             toolkit: toolkit.map(|t| t.snapshot()),
             prompt: None,
             history: Vec::new(),
+            given: None,
             resume,
             stream: None,
             id: Some(id),
@@ -257,6 +270,7 @@ impl Client {
     ) -> napi::Result<PromiseRaw<'e, Raw>> {
         const F: &str = "runWithAnswer";
         let toolkit: Option<ClassInstance<Toolkit>> = arg(env, toolkit, F, "toolkit", "a Toolkit")?;
+        let given = given_history(env, &history)?;
         let history: Json = arg(env, history, F, "history", "an array of messages")?;
         let pending: Value = arg(env, pending, F, "pending", "a Request object")?;
         let answer: Value = arg(env, answer, F, "answer", "an Answer object")?;
@@ -266,6 +280,7 @@ impl Client {
             toolkit: toolkit.map(|t| t.snapshot()),
             prompt: None,
             history,
+            given,
             resume: Some((pending, answer)),
             stream: None,
             id: None,
@@ -305,7 +320,12 @@ impl Client {
         let start = Start {
             toolkit: toolkit.map(|t| t.snapshot()),
             prompt: Some(prompt.0),
-            history: history.map(history_of).transpose().map_err(|e| throw(env, e))?.unwrap_or_default(),
+            given: history.as_ref().map(|h| given_history(env, h)).transpose()?.flatten(),
+            history: match history {
+                Some(h) => history_of(arg(env, h, func, "options.history", "an array of messages")?)
+                    .map_err(|e| throw(env, e))?,
+                None => Vec::new(),
+            },
             resume: None,
             stream,
             id,
@@ -325,6 +345,8 @@ impl Client {
         let id = keepalive::next_id();
         let watch = watch_signal(env, signal, token.clone(), id, func, "options.signal")?;
         let client = self.inner.clone();
+        let given = start.given;
+        let elide = given.is_some() && !start.history.is_empty();
         let run = async move {
             let resume = match start.resume {
                 Some((p, a)) => Some((engine::Request::from_json(&p)?, engine::Answer::from_json(&a)?)),
@@ -347,15 +369,26 @@ impl Client {
                 id: start.id,
                 answer,
             };
-            client.run_input(input).await
+            let given = if elide { input.history.clone() } else { Vec::new() };
+            let mut r = client.run_input(input).await?;
+            let kept = r.elide_given(&given);
+            Ok((r, kept))
         };
-        keepalive::spawn(env, id, run, move |env, outcome| {
+        keepalive::spawn(env, id, run, move |env, outcome: engine::Result<(engine::RunResult, usize)>| {
             let cause = match watch {
                 Some(w) => w.finish(env)?,
                 None => None,
             };
+            let given = match given {
+                Some(g) => {
+                    let value = g.get_value(env)?;
+                    g.unref(env)?;
+                    Some(value)
+                }
+                None => None,
+            };
             match outcome {
-                Ok(r) => RunResult::to_js(env, r),
+                Ok((r, kept)) => RunResult::to_js(env, r, given.filter(|_| kept > 0).map(|g| (g, kept))),
                 Err(e) => Err(to_js(env, e, cause)),
             }
         })

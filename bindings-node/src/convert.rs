@@ -3,7 +3,7 @@
 //! Pure mapping between engine types and napi objects; no behaviour.
 
 use engine::JsonObject;
-use napi::bindgen_prelude::{FromNapiValue, Function, JsObjectValue, Object, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{FnArgs, FromNapiValue, Function, JsObjectValue, Object, ToNapiValue, Unknown};
 use napi::{sys, Env, JsValue, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
@@ -135,14 +135,42 @@ impl From<ToolResult> for engine::ToolResult {
 }
 
 impl RunResult {
-    /// The JS result of a run (on the JS thread), with `messages` as a lazy property.
-    pub fn to_js(env: &Env, mut r: engine::RunResult) -> napi::Result<crate::lazy::Raw> {
+    /// The JS result of a run (on the JS thread). `given` is the caller's history array and
+    /// how many of its messages the engine's transcript started with, left out of `r`
+    /// (`engine::RunResult::elide_given`): `messages` is then those same JS values followed by
+    /// the run's own. Otherwise `messages` is a lazy property.
+    pub fn to_js(
+        env: &Env,
+        mut r: engine::RunResult,
+        given: Option<(Object<'_>, usize)>,
+    ) -> napi::Result<crate::lazy::Raw> {
         let messages = std::mem::take(&mut r.messages);
         // SAFETY: on the JS thread of `env`.
         let obj = unsafe { RunResult::to_napi_value(env.raw(), RunResult::from(r))? };
-        crate::lazy::define_lazy_json(env, obj, "messages", Value::Array(messages))?;
+        match given {
+            Some((history, kept)) => {
+                let all = given_then(env, history, kept, messages)?;
+                Object::from_raw(env.raw(), obj).set_named_property("messages", all)?;
+            }
+            None => crate::lazy::define_lazy_json(env, obj, "messages", Value::Array(messages))?,
+        }
         Ok(crate::lazy::Raw(obj))
     }
+}
+
+/// The first `kept` elements of the caller's `history` array (`Array.prototype.slice`, one
+/// call however long it is), then `added` made JS.
+fn given_then<'e>(env: &'e Env, history: Object<'_>, kept: usize, added: Vec<Value>) -> napi::Result<Object<'e>> {
+    let array: Function<Unknown, Unknown> = env.get_global()?.get_named_property("Array")?;
+    let prototype: Object = array.get_named_property("prototype")?;
+    let slice: Function<FnArgs<(u32, u32)>, Object> = prototype.get_named_property("slice")?;
+    let mut all = crate::call::apply_caught(&slice, history, FnArgs::from((0, kept as u32)))?;
+    for (i, m) in added.into_iter().enumerate() {
+        // SAFETY: on the JS thread of `env`; the value is used at once.
+        let m = unsafe { Unknown::from_raw_unchecked(env.raw(), Json::to_napi_value(env.raw(), Json(m))?) };
+        all.set_element((kept + i) as u32, m)?;
+    }
+    Ok(all)
 }
 
 /// The `messages` slot of a [`RunResult`] while it is being built: `null`, replaced at once by

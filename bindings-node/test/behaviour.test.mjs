@@ -137,6 +137,47 @@ describe('both styles', () => {
     const r = await openai().run('more', { history })
     assert.deepEqual(mock.seen[0].body.messages, [...history, { role: 'user', content: 'more' }])
     assert.equal(r.messages.length, 4)
+    assert.deepEqual(r.messages.slice(2), [{ role: 'user', content: 'more' }, { role: 'assistant', content: 'again' }])
+  })
+
+  test("a result's transcript starts with the caller's own history messages, not copies", async () => {
+    const tagged = { role: 'user', content: 'hi' }
+    const history = [tagged, { role: 'assistant', content: 'hello' }]
+    mock.script([openaiReply('again')])
+    const r = await openai().run('more', { history })
+    assert.equal(r.messages[0], tagged, 'the same object')
+    assert.notEqual(r.messages, history, 'a new array: the caller\'s is not changed')
+    assert.equal(history.length, 2)
+    assert.deepEqual(Object.getOwnPropertyDescriptor(r, 'messages').enumerable, true)
+    assert.equal(JSON.parse(JSON.stringify(r)).messages.length, 4)
+
+    // A message the engine does not send as given is not put back as given: the transcript
+    // keeps only the unchanged leading ones (here: none past the first).
+    const odd = [tagged, { role: 'assistant', content: 'x', extra: undefined }]
+    mock.script([openaiReply('ok')])
+    const s = await openai().run('again', { history: odd })
+    assert.equal(s.messages[0], tagged)
+    assert.deepEqual(s.messages.slice(2).map((m) => m.content), ['again', 'ok'])
+
+    // runWithAnswer continues the halted transcript the caller holds.
+    const approve = tn.defineTool({
+      name: 'approve',
+      description: 'needs a yes',
+      inputSchema: { type: 'object', properties: {} },
+      run: (_args, ctx) => (ctx?.answer ? 'approved' : tn.pending({ kind: 'approval', prompt: 'ok?', id: 'ap-1' })),
+    })
+    const toolkit = await tn.createToolkit({ builtins: false, extraTools: [approve] })
+    mock.script([openaiReply('', [['c1', 'approve', '{}']]), openaiReply('done')])
+    const halted = await openai().run('go', { toolkit })
+    assert.equal(halted.status, 'pending')
+    const resumed = await openai().runWithAnswer(toolkit, halted.messages, halted.pending, tn.answerOutput('ap-1', 'yes'))
+    assert.equal(resumed.status, 'done')
+    // The halted transcript ends with the pending call's placeholder result, which the
+    // resume replaces: every message before it is the caller's own.
+    const last = halted.messages.length - 1
+    for (let i = 0; i < last; i++) assert.equal(resumed.messages[i], halted.messages[i])
+    assert.deepEqual([halted.messages[last].content, resumed.messages[last].content], ['ok?', 'approved'])
+    assert.equal(resumed.messages.at(-1).content, 'done')
   })
 })
 
