@@ -36,33 +36,6 @@ mod warning;
 
 use napi_derive::napi;
 
-/// mimalloc instead of glibc malloc: values are built on the JS thread and dropped on tokio's
-/// workers (and back), a pattern glibc's per-thread arenas handle slowly (measured on the
-/// history-200 bench: malloc, free and consolidation were a fifth of the addon's profile).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// mimalloc's `arena_eager_commit` (index 4 of mimalloc.h's `mi_option_e`, mimalloc 3), whose
-/// default is 2: commit each arena up front on systems that overcommit, as Linux does.
-const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-
-/// Arena memory committed as it is used, not up front: up front, with transparent huge pages
-/// on (madvise), the first touch of an arena made a Node process 4 MB bigger at load and
-/// 7-13 MB bigger after a few thousand runs, for no measured speed (docs/benchmarks.md, peak
-/// RSS; the same as `MIMALLOC_ARENA_EAGER_COMMIT=0`). Set when the addon is loaded, before
-/// its first allocation. Only the default is changed: a host that set another value
-/// (`MIMALLOC_ARENA_EAGER_COMMIT=1` commits up front) keeps it, and so would a mimalloc that
-/// numbers its options otherwise.
-#[ctor::ctor(unsafe)]
-fn commit_arenas_lazily() {
-    // SAFETY: plain calls into mimalloc's option table, before any thread of ours exists.
-    unsafe {
-        if libmimalloc_sys::mi_option_get(MI_OPTION_ARENA_EAGER_COMMIT) == 2 {
-            libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
-        }
-    }
-}
-
 /// The engine version.
 #[napi]
 pub fn version() -> String {

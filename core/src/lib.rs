@@ -25,6 +25,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "mimalloc")]
+mod allocator;
 mod answer;
 mod builtin;
 mod client;
@@ -39,6 +41,7 @@ mod http_tool;
 pub mod mcp;
 pub mod memory;
 pub mod metrics;
+mod pid;
 mod pystr;
 mod redact;
 pub mod relay;
@@ -73,6 +76,7 @@ pub use http_tool::{
     expand_env_headers, expand_env_headers_json, http_tool, BodyMode, HttpToolSpec, ResultMode,
     DEFAULT_HTTP_TIMEOUT_MS, HTTP_TOOL_KEYS,
 };
+pub use pid::process_id;
 pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
 pub use skill::{
     list_skills, list_skills_now, load_skills, load_skills_now, SkillCatalog, SkillDef, SkillInfo, SkillInventory,

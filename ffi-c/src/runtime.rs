@@ -21,7 +21,7 @@ pub(crate) fn runtime() -> Result<&'static Runtime> {
     // The runtimes inherited from a parent: kept reachable, so leak checkers see them as
     // held on purpose.
     static INHERITED: Mutex<Vec<&'static Runtime>> = Mutex::new(Vec::new());
-    let pid = std::process::id();
+    let pid = engine::process_id();
     let mut g = RT.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((owner, rt)) = *g {
         if owner == pid {

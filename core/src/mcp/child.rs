@@ -102,7 +102,7 @@ type Job = Box<dyn FnOnce() + Send>;
 fn spawner() -> Option<mpsc::Sender<Job>> {
     static SPAWNER: Mutex<Option<(u32, mpsc::Sender<Job>)>> = Mutex::new(None);
     let mut slot = SPAWNER.lock().ok()?;
-    let pid = std::process::id();
+    let pid = crate::process_id();
     if let Some((owner, tx)) = slot.as_ref() {
         if *owner == pid {
             return Some(tx.clone());

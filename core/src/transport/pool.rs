@@ -172,7 +172,7 @@ struct Idle {
 
 impl Default for Pool {
     fn default() -> Pool {
-        Pool { idle: Mutex::new(Idle { pid: std::process::id(), by_origin: HashMap::new() }) }
+        Pool { idle: Mutex::new(Idle { pid: crate::process_id(), by_origin: HashMap::new() }) }
     }
 }
 
@@ -181,7 +181,7 @@ impl Idle {
     /// never used or closed here: dropping one would also deregister it from the reactor's
     /// epoll set, which parent and child share, and the parent would wait on it forever.
     fn adopt(&mut self) {
-        let pid = std::process::id();
+        let pid = crate::process_id();
         if self.pid != pid {
             let inherited = std::mem::take(&mut self.by_origin);
             self.pid = pid;
