@@ -52,6 +52,10 @@ C
   out="$("${nr[@]}" "$dir/hello-static")"
   echo "c (static): $out"
   ldd "$dir/hello-static" | grep -q libtoolnexus && die "the static program still needs libtoolnexus.so"
+  # The C library allocates with the host's malloc (DECISIONS.md, "The bindings allocate with
+  # mimalloc"); only the Node addon and the Python extension bring mimalloc.
+  nm "$prefix/lib/libtoolnexus.a" 2>/dev/null | grep -q ' T mi_malloc$' &&
+    die "libtoolnexus was built with the engine's mimalloc feature"
   # Every conformance scenario through the tarball's library.
   "${nr[@]}" cc -std=c99 -Wall -Werror -D_DEFAULT_SOURCE "$repo/tests/c/conformance_runner.c" "$repo/tests/c/json.c" \
     $("${pc[@]}" --cflags --libs toolnexus) -lm -o "$dir/conformance"

@@ -32,14 +32,20 @@ versions_agree
 if [[ $mode == build ]]; then
   [[ $# -gt 0 ]] || rm -rf "$dist"
   mkdir -p "$dist"
-  # The release builds, in one cargo run so the C library and the Node addon link side by
-  # side on the machine's cores; the engine they share is compiled once (the wheel's build
-  # takes it from here too, or python-tests already made it).
-  packages=(-p toolnexus-ffi)
+  # The release builds. The C library has a cargo run of its own: in one run with the Node
+  # addon, cargo would unify the engine's features and libtoolnexus would allocate with the
+  # addon's mimalloc (DECISIONS.md, "The bindings allocate with mimalloc"). The Node addon and
+  # the CLI share a run, so they link side by side on the machine's cores; the wheel's build
+  # takes the engine from here too, or python-tests already made it.
+  say "release build: -p toolnexus-ffi"
+  (cd "$repo" && cargo build --release --locked -p toolnexus-ffi)
+  packages=()
   [[ " ${artefacts[*]} " == *" node "* ]] && packages+=(-p toolnexus-node)
   [[ " ${artefacts[*]} " == *" cli "* ]] && packages+=(-p toolnexus-cli)
-  say "release build: ${packages[*]}"
-  (cd "$repo" && cargo build --release --locked "${packages[@]}")
+  if [[ ${#packages[@]} -gt 0 ]]; then
+    say "release build: ${packages[*]}"
+    (cd "$repo" && cargo build --release --locked "${packages[@]}")
+  fi
 fi
 for artefact in "${artefacts[@]}"; do
   [[ -x "$repo/packaging/$artefact.sh" ]] || die "unknown artefact: $artefact"

@@ -92,7 +92,10 @@ static void tool(void *user_data, const char *call_json, uint64_t token) {
     const tj *answer = tj_get(call, "answer");
     if (answer == NULL || tj_is(tj_get(b, "always"), TJ_TRUE)) {
       char *req = tj_print(tj_get(b, "request"));
-      tn_pending(req, &payload, NULL);
+      char *pending = NULL;
+      tn_pending(req, &pending, NULL);
+      payload = strdup(pending); /* payload is ours (free); the library's is tn_string_free'd */
+      tn_string_free(pending);
       free(req);
     } else {
       const char *out = jstr(tj_get(answer, "data"), "output");
