@@ -44,17 +44,20 @@ C
   out="$("${run[@]}" "$dir/hello")"
   echo "c (shared): $out"
   [[ "$out" == "toolnexus $engine_version, ABI "* ]] || die "the C program printed: $out"
-  "${run[@]}" ldd "$dir/hello" | grep -q "$prefix/lib/libtoolnexus.so" ||
-    die "the C program did not load the tarball's libtoolnexus.so"
+  out="$("${run[@]}" ldd "$dir/hello")"
+  [[ "$out" == *"=> $prefix/lib/libtoolnexus.so "* ]] ||
+    die "the C program did not load the tarball's libtoolnexus.so: $out"
   # Static: the archive with pkg-config's private libraries.
   "${nr[@]}" cc -std=c99 -Wall -Werror "$dir/hello.c" $("${pc[@]}" --cflags toolnexus) "$prefix/lib/libtoolnexus.a" \
     $("${pc[@]}" --static --libs-only-l toolnexus | sed 's/-ltoolnexus//') -o "$dir/hello-static"
   out="$("${nr[@]}" "$dir/hello-static")"
   echo "c (static): $out"
-  ldd "$dir/hello-static" | grep -q libtoolnexus && die "the static program still needs libtoolnexus.so"
+  out="$(ldd "$dir/hello-static" 2>&1 || true)"
+  ! contains "$out" libtoolnexus || die "the static program still needs libtoolnexus.so"
   # The C library allocates with the host's malloc (DECISIONS.md, "The bindings allocate with
   # mimalloc"); only the Node addon and the Python extension bring mimalloc.
-  nm "$prefix/lib/libtoolnexus.a" 2>/dev/null | grep -q ' T mi_malloc$' &&
+  out="$(nm "$prefix/lib/libtoolnexus.a" 2>/dev/null)" || die "nm could not read libtoolnexus.a"
+  ! contains "$out" ' T mi_malloc$' ||
     die "libtoolnexus was built with the engine's mimalloc feature"
   # Every conformance scenario through the tarball's library.
   "${nr[@]}" cc -std=c99 -Wall -Werror -D_DEFAULT_SOURCE "$repo/tests/c/conformance_runner.c" "$repo/tests/c/json.c" \

@@ -23,7 +23,8 @@ check() {
   tar -C "$dir" -xzf "$tarball"
   assert_norust "$dir"
   local bin="$dir/$name/toolnexus"
-  norust "$dir" "" "$bin" --version | grep -qx "toolnexus $engine_version" || die "toolnexus --version"
+  out="$(norust "$dir" "" "$bin" --version)"
+  [[ "$out" == "toolnexus $engine_version" ]] || die "toolnexus --version printed: $out"
   # The demo halts on its approval (exit 3) in a SQLite store; another process resumes it.
   set +e
   norust "$dir" "" "$bin" demo --durable "$dir/runs.db" </dev/null >"$dir/demo.out" 2>&1

@@ -42,3 +42,9 @@ assert_norust() {
     die "a Rust toolchain is reachable from the check's PATH"
   fi
 }
+
+# Whether TEXT has a line matching the extended regex PATTERN:  contains TEXT PATTERN
+# Checks grep a captured string, never a pipe: under pipefail `cmd | grep -q` fails whenever
+# grep stops reading before cmd has written everything (cmd dies of SIGPIPE), so a match
+# could read as "no match".
+contains() { grep -qE -- "$2" <<<"$1"; }

@@ -37,7 +37,7 @@ check() {
   # the manylinux policy may be needed.
   shown="$("$tools/bin/auditwheel" show "$whl")"
   echo "$shown" | sed 's/^/    /'
-  tr -s ' \n' ' ' <<<"$shown" | grep -q "consistent with the following platform tag: \"$tag\"" ||
+  contains "$(tr -s ' \n' ' ' <<<"$shown")" "consistent with the following platform tag: \"$tag\"" ||
     die "auditwheel does not give the wheel's own tag $tag"
 
   dir="$(scratch python)"
