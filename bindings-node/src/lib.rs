@@ -36,6 +36,10 @@ mod warning;
 
 use napi_derive::napi;
 
+// The engine's mimalloc (DECISIONS.md, "The bindings allocate with mimalloc").
+#[global_allocator]
+static ALLOCATOR: engine::Allocator = engine::Allocator;
+
 /// The engine version.
 #[napi]
 pub fn version() -> String {

@@ -21,6 +21,10 @@ mod vocab;
 
 use pyo3::prelude::*;
 
+// The engine's mimalloc (DECISIONS.md, "The bindings allocate with mimalloc").
+#[global_allocator]
+static ALLOCATOR: engine::Allocator = engine::Allocator;
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

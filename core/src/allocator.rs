@@ -1,13 +1,19 @@
-//! mimalloc as the process's allocator, for the libraries the bindings build (the `mimalloc`
-//! feature: the Node addon and the Python extension). Their values are built on the host's
+//! mimalloc for the libraries the bindings build (the `mimalloc` feature: the Node addon and
+//! the Python extension). Their values are built on the host's
 //! thread and dropped on the runtime's (and back), a pattern glibc's per-thread arenas handle
 //! slowly: malloc, free and consolidation were a fifth of the Node addon's history-200 profile
 //! and a sixth of the Python extension's instructions per `suspend` unit (DECISIONS.md, "The
 //! bindings allocate with mimalloc"). Off by default: a Rust program that depends on the
 //! engine chooses its own allocator, and so does a C host of libtoolnexus.
+//!
+//! The feature does not declare the global allocator: each binding library does, with
+//! `#[global_allocator] static ALLOCATOR: toolnexus::Allocator = toolnexus::Allocator;`.
+//! Cargo unifies features across one build's packages, so a `cargo build --workspace` turns
+//! the feature on for libtoolnexus too; declared here, that would swap its allocator, and with
+//! it which `free` its C hosts may use.
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+/// mimalloc, the global allocator the binding libraries declare.
+pub use mimalloc::MiMalloc as Allocator;
 
 /// mimalloc's `arena_eager_commit` (index 4 of mimalloc.h's `mi_option_e`, mimalloc 3), whose
 /// default is 2: commit each arena up front on systems that overcommit, as Linux does.

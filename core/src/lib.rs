@@ -54,6 +54,8 @@ mod transport;
 mod types;
 mod warning;
 
+#[cfg(feature = "mimalloc")]
+pub use allocator::Allocator;
 pub use answer::{
     answer_approved, answer_declined, answer_output, answer_output_of, auth_required, new_request_id, pending,
     pending_of, suspend, PendingSpec, Reason, AUTH_REQUIRED_PROMPT,
