@@ -40,10 +40,32 @@ fn write_error(error_out: *mut *mut c_char, e: &Error) {
     }
 }
 
+/// Bytes before each string a debug build hands out, so that a host passing one to `free()`
+/// and not to `tn_string_free` frees an address malloc never returned: valgrind and ASan in
+/// `make c-tests` (and glibc, usually) report it, where the release library, on the host's
+/// malloc, would let it through until an allocator that is not glibc's sits under the engine.
+const FREE_GUARD: usize = if cfg!(debug_assertions) { 16 } else { 0 };
+
 /// A string for the caller, freed with `tn_string_free`.
 pub(crate) fn into_c(s: String) -> *mut c_char {
-    let s = s.replace('\0', "\u{FFFD}");
-    CString::new(s).map(CString::into_raw).unwrap_or(std::ptr::null_mut())
+    let mut bytes = Vec::with_capacity(FREE_GUARD + s.len() + 1);
+    bytes.resize(FREE_GUARD, b'#');
+    bytes.extend_from_slice(s.replace('\0', "\u{FFFD}").as_bytes());
+    match CString::new(bytes) {
+        // SAFETY: the allocation holds FREE_GUARD bytes before the string.
+        Ok(c) => unsafe { c.into_raw().add(FREE_GUARD) },
+        Err(_) => std::ptr::null_mut(),
+    }
+}
+
+/// Takes back a string `into_c` handed out.
+///
+/// # Safety
+/// `s` came from `into_c` and was not released before.
+pub(crate) unsafe fn drop_c(s: *mut c_char) {
+    // SAFETY: `into_c` returned FREE_GUARD bytes into a `CString::into_raw` allocation whose
+    // guard bytes are not NUL, so `from_raw` finds the same length.
+    drop(unsafe { CString::from_raw(s.sub(FREE_GUARD)) });
 }
 
 /// Writes a string to a required out-param.

@@ -87,8 +87,8 @@ pub extern "C" fn tn_version() -> *const c_char {
 pub unsafe extern "C" fn tn_string_free(s: *mut c_char) {
     guard::quietly(|| {
         if !s.is_null() {
-            // SAFETY: the string came from `CString::into_raw` in this library (documented).
-            drop(unsafe { std::ffi::CString::from_raw(s) });
+            // SAFETY: the string came from `guard::into_c` (documented).
+            unsafe { guard::drop_c(s) };
         }
     });
 }
