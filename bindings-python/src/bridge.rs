@@ -12,9 +12,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
-use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -28,6 +25,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReference};
 use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
+
+use crate::wakeup::Wakeup;
 
 use crate::error::{to_py_err, PyHostError};
 
@@ -249,12 +248,11 @@ pub enum Outcome {
 }
 
 /// Wakes one event loop from any thread without the GIL: a woken run is queued here and, when
-/// the queue was empty, one byte goes down a socket pair whose read end the loop watches
-/// (`loop.add_reader`). The loop then drains the queue and polls each run, on its own thread.
+/// the queue was empty, its [`Wakeup`] fd, which the loop watches (`loop.add_reader`), is
+/// signalled. The loop then drains the queue and polls each run, on its own thread.
 #[pyclass(frozen, module = "toolnexus._native", name = "LoopWaker")]
 pub struct LoopWaker {
     queue: Arc<WakeQueue>,
-    reader: UnixStream,
     /// The loop it wakes, weakly: the package keeps one waker per loop, keyed weakly by it.
     event_loop: Py<PyWeakrefReference>,
 }
@@ -268,7 +266,7 @@ impl LoopWaker {
 
 struct WakeQueue {
     ready: Mutex<Vec<Arc<TaskInner>>>,
-    writer: UnixStream,
+    wakeup: Wakeup,
 }
 
 impl WakeQueue {
@@ -279,9 +277,8 @@ impl WakeQueue {
             ready.len() == 1
         };
         if was_empty {
-            // One byte per empty-to-queued transition. Both ends are non-blocking: a full
-            // buffer already holds a wake-up, so a byte that does not fit is not needed.
-            let _ = (&self.writer).write(&[1]);
+            // One signal per empty-to-queued transition.
+            self.wakeup.signal();
         }
     }
 }
@@ -290,20 +287,17 @@ impl WakeQueue {
 impl LoopWaker {
     #[new]
     fn new(py: Python<'_>, event_loop: Bound<'_, PyAny>) -> PyResult<Py<LoopWaker>> {
-        let (reader, writer) = UnixStream::pair()?;
-        reader.set_nonblocking(true)?;
-        writer.set_nonblocking(true)?;
-        let fd = reader.as_raw_fd();
-        let queue = Arc::new(WakeQueue { ready: Mutex::new(Vec::new()), writer });
+        let wakeup = Wakeup::new()?;
+        let fd = wakeup.fd();
+        let queue = Arc::new(WakeQueue { ready: Mutex::new(Vec::new()), wakeup });
         let weak_loop = PyWeakrefReference::new(&event_loop)?.unbind();
-        let waker = Py::new(py, LoopWaker { queue, reader, event_loop: weak_loop })?;
+        let waker = Py::new(py, LoopWaker { queue, event_loop: weak_loop })?;
         event_loop.call_method1("add_reader", (fd, waker.getattr(py, "_ready")?))?;
         Ok(waker)
     }
 
     fn _ready(&self, py: Python<'_>) {
-        let mut bytes = [0u8; 64];
-        while matches!((&self.reader).read(&mut bytes), Ok(n) if n == bytes.len()) {}
+        self.queue.wakeup.drain();
         let ready = std::mem::take(&mut *self.queue.ready.lock().unwrap_or_else(|p| p.into_inner()));
         for task in ready {
             task.poll_now(py);

@@ -18,6 +18,7 @@ mod sources;
 mod toolkit;
 mod translate;
 mod vocab;
+mod wakeup;
 
 use pyo3::prelude::*;
 
