@@ -32,6 +32,8 @@ ABOUT = {
 # What each binding is held against (the targets): its own language's raw loop. The
 # engine's language is Rust, whose raw loop is the floor itself.
 RAW = {"rust": "floor", "python": "python-raw", "node": "node-raw", "go": "go-raw"}
+# Why missed targets are missed: what profiles showed and what was tried, written by hand.
+LEFT = HERE / "left.md"
 
 
 def median(xs):
@@ -226,6 +228,8 @@ def doc(d: Data) -> str:
             out.append(f"| {d.label(rid)} | {f(d.per_message_us(rid, sc, overhead=rid != 'floor'), 2)} |")
     tl, met, missed = targets(d)
     out += ["", "## Targets", "", f"{met} met, {missed} missed (computed from the figures above).", ""] + tl
+    if missed and LEFT.exists():
+        out += ["", "## What is left", "", LEFT.read_text().strip()]
     na = sorted(d.res["na"], key=lambda n: (n["id"], n["scenario"]))
     seen = set()
     out += ["", "## Not applicable", ""]
