@@ -5,7 +5,8 @@ package toolnexus
 // posted, on the library's thread itself. Each copies its strings, starts a goroutine for the
 // host's code and returns at once: a Go callable may block (a human approving, a slow tool)
 // without holding up the pump or the engine's thread. The goroutine answers with
-// tn_complete. A tool call on a driving thread may run before returning instead (runsHere).
+// tn_complete. A tool call on a driving thread may run before returning instead (runsHere),
+// and then run its siblings that no goroutine has begun (helping.go).
 //
 // `run` is the scope of the run the callback's token belongs to (the run's user_data, found
 // by tn_token_run_data): one engine client and one engine toolkit serve every run, and this
@@ -72,9 +73,16 @@ func goTool(tools, run C.uintptr_t, callJSON *C.char, token C.uint64_t) {
 		serve(newScope(context.Background(), nil), uint64(token), work)
 		return
 	}
-	if sc, ok := scopeOf(uintptr(run)); ok && runsHere(sc, call) {
-		finish(sc, uint64(token), work)
-		return
+	if sc, ok := scopeOf(uintptr(run)); ok {
+		switch {
+		case runsHere(sc, call):
+			finish(sc, uint64(token), work)
+			sc.help() // its siblings that no goroutine has begun yet (helping.go)
+			return
+		case mayHelp(sc):
+			sc.startHelpable(uint64(token), work)
+			return
+		}
 	}
 	dispatch(run, token, work)
 }

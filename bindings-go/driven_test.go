@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,6 +86,51 @@ func TestToolsOfOneTurnMeetWhenNothingCanEndTheRun(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the tools of one turn did not run at once")
+	}
+}
+
+// The driving thread runs the siblings of the last call to start that no goroutine has begun
+// yet (helping.go), while their goroutines may begin them at the same moment: on one P, where
+// the driver mostly wins, and on every P, each call still runs exactly once and its own result
+// goes back under its own id.
+func TestEveryParallelCallRunsOnceWhoeverClaimsIt(t *testing.T) {
+	for _, procs := range []int{1, runtime.GOMAXPROCS(0)} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			mock := newMock(t)
+			var ran [4]atomic.Int32
+			tools := make([]tn.Tool, len(ran))
+			for i := range tools {
+				tools[i] = fn(fmt.Sprintf("t%d", i), func(map[string]any, *tn.ToolContext) (tn.ToolResult, error) {
+					ran[i].Add(1)
+					return tn.ToolResult{Output: fmt.Sprintf("out%d", i)}, nil
+				})
+			}
+			tk := toolkit(t, tools...)
+			client := openaiClient(t, mock, nil)
+			helpedBefore := tn.Helped()
+			const runs = 50
+			for r := 0; r < runs; r++ {
+				mock.script(callReply("c0:t0", "c1:t1", "c2:t2", "c3:t3"), textReply("done"))
+				res, err := client.Run(context.Background(), "go", tk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, tc := range res.ToolCalls {
+					if want := fmt.Sprintf("out%d", i); tc.Name != fmt.Sprintf("t%d", i) || tc.Output != want {
+						t.Fatalf("run %d, call %d: %s gave %q, want t%d giving %q", r, i, tc.Name, tc.Output, i, want)
+					}
+				}
+			}
+			for i := range ran {
+				if n := ran[i].Load(); n != runs {
+					t.Errorf("t%d ran %d times in %d runs", i, n, runs)
+				}
+			}
+			if procs == 1 && tn.Helped() == helpedBefore {
+				t.Errorf("on one P the driving thread never ran a sibling call in %d runs", runs)
+			}
+		})
 	}
 }
 

@@ -29,6 +29,8 @@ type runScope struct {
 	// engine's cancellation when the caller's ctx has ended, so a callback that returns
 	// because of that cancellation cannot let the run go on. Set for a run's life.
 	settled func()
+	// helpable: this turn's tool calls the driving thread may run itself (helping.go).
+	helpable []*helpable
 }
 
 func newScope(ctx context.Context, opts *ClientOptions) *runScope {
