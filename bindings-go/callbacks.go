@@ -5,7 +5,7 @@ package toolnexus
 // posted, on the library's thread itself. Each copies its strings, starts a goroutine for the
 // host's code and returns at once: a Go callable may block (a human approving, a slow tool)
 // without holding up the pump or the engine's thread. The goroutine answers with
-// tn_complete. A tool call on a driving thread may run before returning instead (runsHere),
+// tn_complete. A tool call on a driving thread may run before returning instead (mayRunHere),
 // and then run its siblings that no goroutine has begun (helping.go).
 //
 // `run` is the scope of the run the callback's token belongs to (the run's user_data, found
@@ -55,13 +55,14 @@ func finish(sc *runScope, tok uint64, work func(*runScope) outcome) {
 // has started (tn_tool_fn: the key always comes first).
 const lastToStart = `{"last_to_start":true,`
 
-// runsHere says whether a tool call may run before its callback returns, on the thread
-// driving the run (tn_go_run_here), instead of on a goroutine of its own: a goroutine costs
-// two thread wake-ups (measured: about half a weather run's time through this binding). Only
-// when that changes nothing a caller could see: every sibling call of the turn is already
-// running, and nothing (a deadline, the ctx) could end the run while the tool runs.
-func runsHere(sc *runScope, call string) bool {
-	return sc.endsOnlyByItself && strings.HasPrefix(call, lastToStart) && C.tn_go_driving(-1) == 1
+// mayRunHere says whether sc's tool calls may run on the thread driving the run
+// (tn_go_run_here), before a callback returns, instead of on goroutines of their own: a
+// goroutine costs two thread wake-ups (measured: about half a weather run's time through this
+// binding). Only when nothing (a deadline, the ctx) could end the run while a tool runs. Even
+// then only the last call of a turn to start runs at once (every sibling is already running,
+// so none waits for it); the others get goroutines and may be helped (helping.go).
+func mayRunHere(sc *runScope) bool {
+	return sc.endsOnlyByItself && C.tn_go_driving(-1) == 1
 }
 
 //export goTool
@@ -73,16 +74,14 @@ func goTool(tools, run C.uintptr_t, callJSON *C.char, token C.uint64_t) {
 		serve(newScope(context.Background(), nil), uint64(token), work)
 		return
 	}
-	if sc, ok := scopeOf(uintptr(run)); ok {
-		switch {
-		case runsHere(sc, call):
+	if sc, ok := scopeOf(uintptr(run)); ok && mayRunHere(sc) {
+		if strings.HasPrefix(call, lastToStart) {
 			finish(sc, uint64(token), work)
-			sc.help() // its siblings that no goroutine has begun yet (helping.go)
-			return
-		case mayHelp(sc):
+			sc.help() // its siblings that no goroutine has begun yet
+		} else {
 			sc.startHelpable(uint64(token), work)
-			return
 		}
+		return
 	}
 	dispatch(run, token, work)
 }

@@ -1,14 +1,11 @@
 package toolnexus
 
-// #include "pump.h"
-import "C"
-
 import "sync/atomic"
 
 // A tool call of a driven run that is not the last of its turn to start still gets a
 // goroutine of its own at once, so it runs beside its siblings. But waking a thread for that
 // goroutine takes longer than a quick tool takes to run, and the driving thread, once its
-// own call (the last to start, runsHere) is done, would park in C until that thread has
+// own call (the last to start, mayRunHere) is done, would park in C until that thread has
 // finished. So the driver first runs, itself, every sibling whose goroutine has not begun
 // it: a call starts no later than it did, and the run goes on without waiting for a wake-up.
 // Whoever claims a call first runs it; the other finds it claimed and does nothing.
@@ -33,12 +30,6 @@ func (h *helpable) run() bool {
 // helped counts the calls driving threads ran for goroutines that had not begun them (the
 // tests' proof that the way is taken).
 var helped atomic.Int64
-
-// mayHelp says whether a tool call of sc may be run by the driving thread once that thread
-// is free: the conditions of runsHere but the last-to-start one.
-func mayHelp(sc *runScope) bool {
-	return sc.endsOnlyByItself && C.tn_go_driving(-1) == 1
-}
 
 // startHelpable starts the call on its own goroutine and remembers it for help.
 func (s *runScope) startHelpable(tok uint64, work func(*runScope) outcome) {

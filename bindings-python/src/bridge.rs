@@ -26,9 +26,8 @@ use pyo3::types::{PyString, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReferenc
 use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 
-use crate::wakeup::Wakeup;
-
 use crate::error::{to_py_err, PyHostError};
+use crate::wakeup::Wakeup;
 
 static RUNTIME: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
 

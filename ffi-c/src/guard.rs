@@ -46,16 +46,20 @@ fn write_error(error_out: *mut *mut c_char, e: &Error) {
 /// malloc, would let it through until an allocator that is not glibc's sits under the engine.
 const FREE_GUARD: usize = if cfg!(debug_assertions) { 16 } else { 0 };
 
-/// A string for the caller, freed with `tn_string_free`.
+/// A string for the caller, freed with `tn_string_free`; a NUL in it becomes U+FFFD.
 pub(crate) fn into_c(s: String) -> *mut c_char {
-    let mut bytes = Vec::with_capacity(FREE_GUARD + s.len() + 1);
-    bytes.resize(FREE_GUARD, b'#');
-    bytes.extend_from_slice(s.replace('\0', "\u{FFFD}").as_bytes());
-    match CString::new(bytes) {
-        // SAFETY: the allocation holds FREE_GUARD bytes before the string.
-        Ok(c) => unsafe { c.into_raw().add(FREE_GUARD) },
-        Err(_) => std::ptr::null_mut(),
-    }
+    let s = if s.contains('\0') { s.replace('\0', "\u{FFFD}") } else { s };
+    let bytes = if FREE_GUARD == 0 {
+        s.into_bytes() // the release library hands out the string's own allocation
+    } else {
+        let mut b = Vec::with_capacity(FREE_GUARD + s.len() + 1);
+        b.resize(FREE_GUARD, b'#');
+        b.extend_from_slice(s.as_bytes());
+        b
+    };
+    // SAFETY: no NUL is left in `s` and the guard bytes are '#'; the allocation holds
+    // FREE_GUARD bytes before the string.
+    unsafe { CString::from_vec_unchecked(bytes).into_raw().add(FREE_GUARD) }
 }
 
 /// Takes back a string `into_c` handed out.
