@@ -23,6 +23,7 @@ import (
 	"go/build"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -110,12 +111,18 @@ func prepareCmd(args []string) error {
 	}
 	for _, e := range entries {
 		n := e.Name()
-		if e.IsDir() || strings.HasSuffix(n, "_test.go") || !(strings.HasSuffix(n, ".go") || strings.HasSuffix(n, ".c") || strings.HasSuffix(n, ".h")) {
+		if e.IsDir() || n == "libstamp.go" || strings.HasSuffix(n, "_test.go") || !(strings.HasSuffix(n, ".go") || strings.HasSuffix(n, ".c") || strings.HasSuffix(n, ".h")) {
 			continue
 		}
 		if err := copyFile(filepath.Join(*ours, n), filepath.Join(pkg, n)); err != nil {
 			return err
 		}
+	}
+	// The checksum of the archive linked here, not of the one bindings-go/lib holds: Go's build
+	// cache does not see the archive, only this file (bindings-go/write-libstamp.sh).
+	stamp := exec.Command(filepath.Join(*ours, "write-libstamp.sh"), *lib, filepath.Join(pkg, "libstamp.go"))
+	if out, err := stamp.CombinedOutput(); err != nil {
+		return fmt.Errorf("writing libstamp.go: %v\n%s", err, out)
 	}
 	if err := writeGoMod(*ours, golang, pkg); err != nil {
 		return err
