@@ -5,7 +5,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"runtime"
 	"runtime/cgo"
 	"sync/atomic"
@@ -39,8 +38,8 @@ func (c *Client) run(ctx context.Context, tk *Toolkit, input wireRunInput) (RunR
 	if err != nil {
 		return RunResult{}, err
 	}
-	var w wireRunResult
-	if err := json.Unmarshal([]byte(out), &w); err != nil {
+	w, err := decodeRunResult(out)
+	if err != nil {
 		return RunResult{}, bindingError(KindInternal, "unreadable run result: %v", err)
 	}
 	w.withHistory(input.History)

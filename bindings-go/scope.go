@@ -159,8 +159,8 @@ func (ts *toolSet) skillsOutcome() outcome {
 // A tool's error becomes an error result, never the run's error, so it travels as a plain
 // message.
 func (ts *toolSet) outcome(sc *runScope, callJSON string) outcome {
-	var call wireToolCall
-	if err := json.Unmarshal([]byte(callJSON), &call); err != nil {
+	call, err := decodeToolCall(callJSON)
+	if err != nil {
 		return reply(statusHost, "toolnexus: unreadable tool call: "+err.Error())
 	}
 	if ts == nil || call.HostRef == nil || *call.HostRef >= uint64(len(ts.tools)) || ts.tools[*call.HostRef].Execute == nil {
@@ -172,7 +172,7 @@ func (ts *toolSet) outcome(sc *runScope, callJSON string) outcome {
 	}
 	tc := &ToolContext{Ctx: sc.ctx, Timeout: call.TimeoutMs, Answer: call.Answer, CallID: call.CallID}
 	var result ToolResult
-	err := guard("tool "+call.Name, func() (err error) {
+	err = guard("tool "+call.Name, func() (err error) {
 		result, err = tool.Execute(call.Args, tc)
 		return err
 	})

@@ -5,7 +5,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"runtime/cgo"
 	"sync"
 )
@@ -91,8 +90,8 @@ func (c *Client) stream(ctx context.Context, tk *Toolkit, input wireRunInput) (<
 			q.finish(StreamEvent{Type: "error", Err: err})
 			return
 		}
-		var w wireRunResult
-		if err := json.Unmarshal([]byte(got), &w); err != nil {
+		w, err := decodeRunResult(got)
+		if err != nil {
 			q.finish(StreamEvent{Type: "error", Err: bindingError(KindInternal, "unreadable run result: %v", err)})
 			return
 		}
@@ -123,8 +122,8 @@ func (q *eventQueue) push(ev StreamEvent, last bool) {
 }
 
 func (q *eventQueue) pushJSON(eventJSON string) {
-	var w wireStreamEvent
-	if err := json.Unmarshal([]byte(eventJSON), &w); err != nil {
+	w, err := decodeStreamEvent(eventJSON)
+	if err != nil {
 		return
 	}
 	q.push(w.toEvent(), false)

@@ -128,25 +128,6 @@ type wireToolCallRecord struct {
 	Metadata map[string]any `json:"metadata"`
 }
 
-// UnmarshalJSON decodes a tool call record with its metadata's numbers as a tool result's
-// (decodeMetadata); its arguments keep encoding/json's float64.
-func (w *wireToolCallRecord) UnmarshalJSON(data []byte) error {
-	type plain wireToolCallRecord
-	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	var meta struct {
-		Metadata map[string]any `json:"metadata"`
-	}
-	if err := decodeNumbers(data, &meta); err != nil {
-		return err
-	}
-	p.Metadata = decodeMetadata(meta.Metadata)
-	*w = wireToolCallRecord(p)
-	return nil
-}
-
 type wireUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
