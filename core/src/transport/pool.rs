@@ -81,6 +81,11 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// bounds the descriptors a process holds idle against one origin.
 const MAX_IDLE: usize = 256;
 
+/// A connection's read buffer: what one read asks for.
+const READ_BUFFER: usize = 16 * 1024;
+/// The most read buffer an idle connection keeps.
+const MAX_IDLE_BUFFER: usize = 4 * READ_BUFFER;
+
 /// An open connection with its read buffer. The reading is generic over the byte source so
 /// the same code can be fed from memory (the fuzz targets); the pool only holds [`Stream`]s.
 pub(super) struct Conn<S = Stream> {
@@ -92,7 +97,7 @@ pub(super) struct Conn<S = Stream> {
 
 impl<S> Conn<S> {
     pub fn new(io: S) -> Conn<S> {
-        Conn { io, buf: Vec::with_capacity(16 * 1024), pos: 0, idle_since: Instant::now() }
+        Conn { io, buf: Vec::with_capacity(READ_BUFFER), pos: 0, idle_since: Instant::now() }
     }
 
     /// The unread buffered bytes.
@@ -134,7 +139,7 @@ impl<S: AsyncRead + Unpin> Conn<S> {
             self.buf.clear();
             self.pos = 0;
         }
-        self.buf.reserve(16 * 1024);
+        self.buf.reserve(READ_BUFFER);
         self.io.read_buf(&mut self.buf).await
     }
 
@@ -214,6 +219,11 @@ impl Pool {
             return; // bytes nobody asked for: the connection is not in a known state
         }
         conn.idle_since = Instant::now();
+        if conn.buf.capacity() > MAX_IDLE_BUFFER {
+            // A long response grew it; kept idle, that would be held by every pooled connection.
+            conn.buf = Vec::with_capacity(READ_BUFFER);
+            conn.pos = 0;
+        }
         if let Ok(mut g) = self.idle.lock() {
             g.adopt();
             let list = g.by_origin.entry(origin.clone()).or_default();
@@ -222,5 +232,41 @@ impl Pool {
                 list.push(conn);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn connection(listener: &tokio::net::TcpListener) -> (Conn, TcpStream) {
+        let addr = listener.local_addr().unwrap();
+        let (client, server) = tokio::join!(TcpStream::connect(addr), listener.accept());
+        (Conn::new(Stream::Plain(client.unwrap())), server.unwrap().0)
+    }
+
+    #[tokio::test]
+    async fn idle_connections_are_kept_up_to_the_cap_with_a_bounded_buffer() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = Origin { tls: false, host: "127.0.0.1".into(), port: listener.local_addr().unwrap().port() };
+        let pool = Pool::default();
+        let (mut grown, _peer) = connection(&listener).await;
+        grown.buf.reserve(1 << 20);
+        pool.put(&origin, grown);
+        let back = pool.take(&origin).expect("the idle connection");
+        assert!(back.buf.capacity() <= MAX_IDLE_BUFFER, "{}", back.buf.capacity());
+
+        // A burst's connections all stay idle, up to MAX_IDLE.
+        let mut peers = Vec::new();
+        for _ in 0..MAX_IDLE + 3 {
+            let (conn, peer) = connection(&listener).await;
+            peers.push(peer);
+            pool.put(&origin, conn);
+        }
+        let mut kept = 0;
+        while pool.take(&origin).is_some() {
+            kept += 1;
+        }
+        assert_eq!(kept, MAX_IDLE);
     }
 }
