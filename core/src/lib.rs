@@ -37,6 +37,7 @@ mod error;
 pub mod fuzzing;
 mod hooks;
 mod http_tool;
+mod json_write;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;

@@ -7,18 +7,26 @@ use super::{Call, Reply, ToolsField};
 use crate::error::{Error, Result};
 use crate::types::{json_type, Usage};
 
+/// The request body's fields before `messages` (build_body writes them in between).
 #[derive(Serialize)]
-pub(super) struct Body<'a> {
+pub(super) struct Head<'a> {
     pub model: &'a str,
     pub max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<&'a str>,
-    pub messages: &'a [Value],
+}
+
+/// The request body's fields after `messages`.
+#[derive(Serialize)]
+pub(super) struct Tail<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolsField<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
 }
+
+/// Every top-level key of a request body.
+pub(super) const KEYS: &[&str] = &["model", "max_tokens", "system", "messages", "tools", "stream"];
 
 pub(super) fn parse(mut body: Value) -> Result<Reply> {
     let content = match body.get_mut("content").map(Value::take) {

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 use super::options::{ClientOptions, Style};
 use crate::error::{Error, Result};
+use crate::json_write;
 use crate::toolkit::Declarations;
 use crate::types::{json_type, JsonObject, Usage};
 
@@ -80,40 +81,65 @@ pub(crate) fn build_body(
     // Anthropic refuses a system text that is empty or only whitespace: send none instead.
     let system = system.filter(|s| !s.trim().is_empty());
     let tools = ToolsField::of(tools);
+    let params = opts.request_params.as_ref();
     let encoded = match opts.style {
         Style::OpenAi => {
             let tool_choice = tools.as_ref().map(|_| "auto");
             let stream_options = stream.then_some(openai::StreamOptions { include_usage: true });
-            let body =
-                openai::Body { model, messages, tools, tool_choice, stream: stream.then_some(true), stream_options };
-            encode(&body, opts.request_params.as_ref())
+            let tail = openai::Tail { tools, tool_choice, stream: stream.then_some(true), stream_options };
+            encode(&openai::Head { model }, messages, &tail, params, openai::KEYS)
         }
-        Style::Anthropic => encode(
-            &anthropic::Body {
-                model,
-                max_tokens: opts.max_tokens,
-                system,
-                messages,
-                tools,
-                stream: stream.then_some(true),
-            },
-            opts.request_params.as_ref(),
-        ),
+        Style::Anthropic => {
+            let head = anthropic::Head { model, max_tokens: opts.max_tokens, system };
+            let tail = anthropic::Tail { tools, stream: stream.then_some(true) };
+            encode(&head, messages, &tail, params, anthropic::KEYS)
+        }
     };
     encoded.map_err(|e| Error::new(crate::ErrorKind::Internal, format!("cannot encode the request body: {e}")))
 }
 
-fn encode<T: Serialize>(body: &T, params: Option<&JsonObject>) -> serde_json::Result<Vec<u8>> {
-    let Some(params) = params.filter(|p| !p.is_empty()) else {
-        return serde_json::to_vec(body);
-    };
-    let mut v = serde_json::to_value(body)?;
-    if let Value::Object(m) = &mut v {
-        for (k, val) in params {
-            m.insert(k.clone(), val.clone());
-        }
+/// A body: `head`'s fields, `"messages"`, `tail`'s fields, then the caller's request params.
+/// The messages, most of the bytes, are written by json_write; the rest by serde. A param
+/// that names one of the body's `keys` takes that key's place, as inserting it into the
+/// body's object would.
+fn encode<H: Serialize, T: Serialize>(
+    head: &H,
+    messages: &[Value],
+    tail: &T,
+    params: Option<&JsonObject>,
+    keys: &[&str],
+) -> serde_json::Result<Vec<u8>> {
+    let mut out = serde_json::to_vec(head)?;
+    // head is an object with at least the model: its closing brace gives way to the rest.
+    out.pop();
+    out.extend_from_slice(b",\"messages\":");
+    json_write::write_array(&mut out, messages);
+    let tail = serde_json::to_vec(tail)?;
+    if tail.len() > 2 {
+        out.push(b',');
+        out.extend_from_slice(&tail[1..tail.len() - 1]);
     }
-    serde_json::to_vec(&v)
+    let Some(params) = params.filter(|p| !p.is_empty()) else {
+        out.push(b'}');
+        return Ok(out);
+    };
+    if params.keys().any(|k| keys.contains(&k.as_str())) {
+        let mut v: Value = serde_json::from_slice(&[&out[..], b"}"].concat())?;
+        if let Value::Object(m) = &mut v {
+            for (k, val) in params {
+                m.insert(k.clone(), val.clone());
+            }
+        }
+        return serde_json::to_vec(&v);
+    }
+    for (k, val) in params {
+        out.push(b',');
+        json_write::write_str(&mut out, k);
+        out.push(b':');
+        json_write::write_value(&mut out, val);
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 /// The first user message of a run: the system message (openai, fresh runs only) and the
@@ -247,6 +273,63 @@ mod tests {
         .unwrap();
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert!(v.get("system").is_none(), "{v}");
+    }
+
+    /// The bytes a body had when serde wrote it whole: keys in order, params inserted into
+    /// the object (a new key last, a body key replaced where it stands).
+    fn serde_body(style: Style, messages: &[Value], tools: bool, stream: bool, params: &JsonObject) -> Vec<u8> {
+        let mut v = match style {
+            Style::OpenAi => json!({"model": "m", "messages": messages}),
+            Style::Anthropic => json!({"model": "m", "max_tokens": 99, "system": "sys", "messages": messages}),
+        };
+        if tools {
+            v["tools"] = json!([{"type": "function", "function": {"name": "t"}}]);
+            if style == Style::OpenAi {
+                v["tool_choice"] = json!("auto");
+            }
+        }
+        if stream {
+            v["stream"] = json!(true);
+            if style == Style::OpenAi {
+                v["stream_options"] = json!({"include_usage": true});
+            }
+        }
+        for (k, val) in params {
+            v[k] = val.clone();
+        }
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    #[test]
+    fn bodies_are_the_bytes_serde_wrote_with_every_option() {
+        let messages = [
+            json!({"role": "user", "content": "quote \" backslash \\ newline \n \u{1} é 🎉"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "n": 1.5}]}),
+        ];
+        let tool = json!({"type": "function", "function": {"name": "t"}});
+        for style in [Style::OpenAi, Style::Anthropic] {
+            for (tools, stream) in [(false, false), (true, false), (false, true), (true, true)] {
+                for params in [json!({}), json!({"temperature": 0.2, "top_p": 1}), json!({"stream": false, "x": [1]})] {
+                    let params = params.as_object().unwrap().clone();
+                    let mut opts = ClientOptions::new("http://x/v1", style, "m");
+                    opts.max_tokens = 99;
+                    opts.request_params = Some(params.clone());
+                    let decls = Declarations::new(if tools { vec![tool.clone()] } else { vec![] });
+                    let body = build_body(
+                        &opts,
+                        "m",
+                        Some("sys"),
+                        &messages,
+                        &decls,
+                        stream,
+                        &PartPolicy { style, limit: None, mode: None, warn: &|_, _| {} },
+                    )
+                    .unwrap();
+                    let want = serde_body(style, &messages, tools, stream, &params);
+                    assert_eq!(String::from_utf8(body).unwrap(), String::from_utf8(want).unwrap());
+                }
+            }
+        }
     }
 
     #[test]

@@ -7,10 +7,15 @@ use super::{parse_args, Call, Reply, ToolsField};
 use crate::error::{Error, Result};
 use crate::types::{json_type, Usage};
 
+/// The request body's fields before `messages` (build_body writes them in between).
 #[derive(Serialize)]
-pub(super) struct Body<'a> {
+pub(super) struct Head<'a> {
     pub model: &'a str,
-    pub messages: &'a [Value],
+}
+
+/// The request body's fields after `messages`.
+#[derive(Serialize)]
+pub(super) struct Tail<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolsField<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -20,6 +25,9 @@ pub(super) struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
 }
+
+/// Every top-level key of a request body.
+pub(super) const KEYS: &[&str] = &["model", "messages", "tools", "tool_choice", "stream", "stream_options"];
 
 /// `stream_options`: usage comes in the stream's last chunk only when asked for.
 #[derive(Serialize)]
