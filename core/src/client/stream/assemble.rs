@@ -2,9 +2,12 @@
 //! unstreamed, so that the loop reads a streamed turn exactly as it reads any other; text
 //! deltas go to the caller as they are folded in.
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use super::super::options::Style;
+use super::lenient::{lenient_object, Loose, StreamedError};
 use crate::error::{Error, Result};
 
 /// One call's events, folded.
@@ -39,20 +42,64 @@ impl Assembler {
 }
 
 fn parse(data: &str) -> Result<Value> {
-    let v: Value =
-        serde_json::from_str(data).map_err(|e| Error::protocol(format!("a stream event is not JSON ({e})")))?;
+    let v: Value = serde_json::from_str(data).map_err(not_json)?;
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        let msg = err.get("message").and_then(Value::as_str).unwrap_or("(no message)");
-        return Err(Error::protocol(format!(
-            "provider streamed an error: {}",
-            msg.chars().take(200).collect::<String>()
-        )));
+        return Err(streamed_error(err.get("message").and_then(Value::as_str)));
     }
     Ok(v)
 }
 
+fn not_json(e: serde_json::Error) -> Error {
+    Error::protocol(format!("a stream event is not JSON ({e})"))
+}
+
+fn streamed_error(message: Option<&str>) -> Error {
+    let msg = message.unwrap_or("(no message)");
+    Error::protocol(format!("provider streamed an error: {}", msg.chars().take(200).collect::<String>()))
+}
+
 fn cut_short() -> Error {
     Error::new(crate::ErrorKind::Network, "the stream ended before the provider finished its answer")
+}
+
+lenient_object! {
+    /// The parts of a `chat.completion.chunk` the turn is folded from.
+    struct Chunk<'a> {
+        error: Loose<StreamedError<'a>> = "error",
+        usage: Loose<Map<String, Value>> = "usage",
+        model: Loose<Cow<'a, str>> = "model",
+        choices: Loose<Vec<Loose<Choice<'a>>>> = "choices",
+    }
+}
+
+lenient_object! {
+    struct Choice<'a> {
+        finish_reason: Loose<Cow<'a, str>> = "finish_reason",
+        delta: Loose<Delta<'a>> = "delta",
+    }
+}
+
+lenient_object! {
+    struct Delta<'a> {
+        content: Loose<Cow<'a, str>> = "content",
+        tool_calls: Loose<Vec<Loose<CallDelta<'a>>>> = "tool_calls",
+    }
+}
+
+lenient_object! {
+    /// A piece of a tool call: the call it belongs to is `index`.
+    struct CallDelta<'a> {
+        index: Loose<u64> = "index",
+        id: Loose<Cow<'a, str>> = "id",
+        function: Loose<FunctionDelta<'a>> = "function",
+    }
+}
+
+lenient_object! {
+    struct FunctionDelta<'a> {
+        name: Loose<Cow<'a, str>> = "name",
+        arguments: Loose<Cow<'a, str>> = "arguments",
+    }
 }
 
 #[derive(Default)]
@@ -80,24 +127,29 @@ impl OpenAiTurn {
             self.done = true;
             return Ok(());
         }
-        let v = parse(data)?;
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            self.usage = Some(u.clone());
+        let Loose(Some(chunk)) = serde_json::from_str::<Loose<Chunk>>(data).map_err(not_json)? else { return Ok(()) };
+        if let Some(err) = chunk.error.0 {
+            return Err(streamed_error(err.message.as_deref()));
         }
-        if let Some(m) = v.get("model").filter(|m| m.is_string()) {
-            self.model = Some(m.clone());
+        if let Some(u) = chunk.usage.0 {
+            self.usage = Some(Value::Object(u));
         }
-        let Some(choice) = v.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else { return Ok(()) };
-        if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish_reason = Some(f.to_string());
+        if let Some(m) = chunk.model.0 {
+            self.model = Some(Value::String(m.into_owned()));
         }
-        let Some(delta) = choice.get("delta") else { return Ok(()) };
-        if let Some(t) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-            self.text.push_str(t);
-            text(t);
+        let Some(Loose(Some(choice))) = chunk.choices.0.and_then(|c| c.into_iter().next()) else { return Ok(()) };
+        if let Some(f) = choice.finish_reason.0 {
+            self.finish_reason = Some(f.into_owned());
         }
-        for tc in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            let index = tc.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let Some(delta) = choice.delta.0 else { return Ok(()) };
+        if let Some(t) = delta.content.0.filter(|t| !t.is_empty()) {
+            self.text.push_str(&t);
+            text(&t);
+        }
+        for Loose(tc) in delta.tool_calls.0.into_iter().flatten() {
+            // A call that is not an object still counts, as call 0 with nothing in it.
+            let tc = tc.unwrap_or_default();
+            let index = tc.index.0.unwrap_or(0);
             let at = match self.calls.iter().position(|(i, _)| *i == index) {
                 Some(p) => p,
                 None => {
@@ -106,15 +158,16 @@ impl OpenAiTurn {
                 }
             };
             let slot = &mut self.calls[at].1;
-            if let Some(id) = tc.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-                slot.id = id.to_string();
+            if let Some(id) = tc.id.0.filter(|s| !s.is_empty()) {
+                slot.id = id.into_owned();
             }
-            let f = tc.get("function");
-            if let Some(n) = f.and_then(|f| f.get("name")).and_then(Value::as_str) {
-                slot.name.push_str(n);
-            }
-            if let Some(a) = f.and_then(|f| f.get("arguments")).and_then(Value::as_str) {
-                slot.arguments.push_str(a);
+            if let Some(f) = tc.function.0 {
+                if let Some(n) = f.name.0 {
+                    slot.name.push_str(&n);
+                }
+                if let Some(a) = f.arguments.0 {
+                    slot.arguments.push_str(&a);
+                }
             }
         }
         Ok(())
@@ -295,6 +348,56 @@ mod tests {
         assert_eq!(m["tool_calls"][0]["id"], "a");
         assert_eq!(m["tool_calls"][1]["function"], json!({"name": "g", "arguments": "{\"y\":2}"}));
         assert_eq!(r["usage"]["total_tokens"], 7);
+    }
+
+    #[test]
+    fn openai_fields_of_another_type_read_as_absent() {
+        let (r, deltas) = fold(
+            Style::OpenAi,
+            &[
+                "[1, 2]",
+                r#"{"error": null, "model": 7, "usage": "none", "choices": {"delta": {"content": "x"}}}"#,
+                r#"{"choices": [7, {"delta": {"content": "not the first"}}]}"#,
+                r#"{"choices": [{"delta": "text", "finish_reason": 3}]}"#,
+                r#"{"choices": [{"delta": {"content": 5, "tool_calls": {"index": 1}}, "finish_reason": "length"}]}"#,
+                r#"{"choices": [{"delta": {"tool_calls": ["odd", {"index": 1.0, "id": 9, "function": "f"}]}}]}"#,
+                r#"{"choices": [{"delta": {"tool_calls": [{"index": 2, "id": "", "function": {"name": "g", "arguments": null}}]}}]}"#,
+                r#"{"choices": [{"delta": {"tool_calls": [{"index": 2, "id": "c2", "function": {"name": 1, "arguments": "{}"}}]}}]}"#,
+                r#"{"choices": [{"delta": {"content": "a", "content": "b", "\u0063ontent": "c"}}], "model": "m"}"#,
+                r#"{"choices": [{"delta": {"content": "\u00e9t\u00e9"}, "finish_reason": "stop", "finish_reason": null}]}"#,
+                r#"{"usage": {"total_tokens": 3}, "usage": 4}"#,
+                "[DONE]",
+            ],
+        );
+        let r = r.unwrap();
+        assert_eq!(deltas, ["c", "\u{e9}t\u{e9}"], "the last duplicate wins, escapes are read");
+        let m = &r["choices"][0]["message"];
+        assert_eq!(m["content"], "c\u{e9}t\u{e9}");
+        // The non-object call and the float index both land on call 0; call 2 is assembled.
+        assert_eq!(
+            m["tool_calls"][0],
+            json!({"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+        );
+        assert_eq!(
+            m["tool_calls"][1],
+            json!({"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}})
+        );
+        assert_eq!(r["choices"][0]["finish_reason"], "length", "a null finish reason keeps the one before");
+        assert_eq!(r["model"], "m");
+        assert!(r.get("usage").is_none(), "usage that is not an object is not kept");
+        for bad in [r#"{"choices": [}"#, r#"{"a": 1} x"#, r#"{"choices": [{"delta": {"content": "\ud800"}}]}"#] {
+            let (r, _) = fold(Style::OpenAi, &[bad]);
+            assert!(r.unwrap_err().message().starts_with("a stream event is not JSON"), "{bad}");
+        }
+        for (streamed, message) in [
+            (r#"{"error": {"message": "busy", "message": "quota"}}"#, "quota"),
+            (r#"{"error": "boom"}"#, "(no message)"),
+            (r#"{"error": {"message": 5}}"#, "(no message)"),
+            (r#"{"error": false}"#, "(no message)"),
+        ] {
+            let (r, _) = fold(Style::OpenAi, &[streamed]);
+            assert_eq!(r.unwrap_err().message(), format!("provider streamed an error: {message}"));
+        }
     }
 
     #[test]

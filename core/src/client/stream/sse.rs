@@ -22,40 +22,67 @@ pub(crate) struct SseReader {
 
 impl SseReader {
     /// Feeds `bytes`; calls `event` with the data of each event completed by them.
-    pub fn feed(&mut self, bytes: &[u8], event: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
-        for &b in bytes {
-            match b {
-                b'\n' if self.after_cr => self.after_cr = false,
-                b'\n' | b'\r' => {
-                    self.after_cr = b == b'\r';
-                    self.end_line(event)?;
-                }
-                _ => {
-                    self.after_cr = false;
-                    if self.line.len() >= MAX_LINE {
-                        return Err(Error::protocol("stream line too long"));
-                    }
-                    self.line.push(b);
+    pub fn feed(&mut self, mut bytes: &[u8], event: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        if self.after_cr && !bytes.is_empty() {
+            self.after_cr = false;
+            if bytes[0] == b'\n' {
+                bytes = &bytes[1..];
+            }
+        }
+        while let Some(at) = memchr::memchr2(b'\n', b'\r', bytes) {
+            self.line_ended(&bytes[..at], event)?;
+            let cr = bytes[at] == b'\r';
+            bytes = &bytes[at + 1..];
+            if cr {
+                match bytes.first() {
+                    Some(b'\n') => bytes = &bytes[1..],
+                    // The piece ended between a CR and its possible LF.
+                    None => self.after_cr = true,
+                    Some(_) => {}
                 }
             }
         }
+        self.take(bytes)
+    }
+
+    /// Keeps part of a line not yet ended.
+    fn take(&mut self, part: &[u8]) -> Result<()> {
+        if self.line.len() + part.len() > MAX_LINE {
+            return Err(Error::protocol("stream line too long"));
+        }
+        self.line.extend_from_slice(part);
         Ok(())
     }
 
     /// The body ended: an event not closed by an empty line still counts.
     pub fn finish(&mut self, event: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
         if !self.line.is_empty() {
-            self.end_line(event)?;
+            self.line_ended(&[], event)?;
         }
         self.dispatch(event)
     }
 
-    fn end_line(&mut self, event: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+    /// A line end follows `last`; a line read whole in one piece is not copied.
+    fn line_ended(&mut self, last: &[u8], event: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
         if self.line.is_empty() {
+            if last.len() > MAX_LINE {
+                return Err(Error::protocol("stream line too long"));
+            }
+            return self.end_line(last, event);
+        }
+        self.take(last)?;
+        let line = std::mem::take(&mut self.line);
+        let ended = self.end_line(&line, event);
+        self.line = line;
+        self.line.clear();
+        ended
+    }
+
+    fn end_line(&mut self, line: &[u8], event: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        if line.is_empty() {
             return self.dispatch(event);
         }
-        let line = std::mem::take(&mut self.line);
-        let text = std::str::from_utf8(&line).map_err(|_| Error::protocol("stream line is not UTF-8"))?;
+        let text = std::str::from_utf8(line).map_err(|_| Error::protocol("stream line is not UTF-8"))?;
         let (field, value) = match text.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
             None => (text, ""),
@@ -78,8 +105,9 @@ impl SseReader {
             return Ok(());
         }
         self.has_data = false;
-        let data = std::mem::take(&mut self.data);
-        event(&data)
+        let sent = event(&self.data);
+        self.data.clear();
+        sent
     }
 }
 
@@ -115,6 +143,8 @@ mod tests {
             let (a, b) = whole.split_at(cut);
             assert_eq!(events(&[a, b]), want, "cut at {cut}");
         }
+        let bytes: Vec<&[u8]> = whole.chunks(1).collect();
+        assert_eq!(events(&bytes), want, "a byte at a time");
     }
 
     #[test]
@@ -123,6 +153,20 @@ mod tests {
         let mut r = SseReader::default();
         let long = vec![b'x'; MAX_LINE + 1];
         assert!(r.feed(&long, &mut |_| Ok(())).is_err());
+        let mut ended = long.clone();
+        ended.push(b'\n');
+        let mut r = SseReader::default();
+        assert!(r.feed(&ended, &mut |_| Ok(())).is_err(), "a long line read whole");
+        let mut r = SseReader::default();
+        let fits = [b"data: ".as_slice(), &vec![b'x'; MAX_LINE - 6], b"\n\n"].concat();
+        let mut got = 0;
+        r.feed(&fits[..10], &mut |_| Ok(())).unwrap();
+        r.feed(&fits[10..], &mut |d| {
+            got = d.len();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, MAX_LINE - 6, "a line of the longest length is kept");
         let mut r = SseReader::default();
         assert!(r.feed(b"data: \xff\n\n", &mut |_| Ok(())).is_err());
     }

@@ -1,0 +1,204 @@
+//! Reading a streamed event straight into the few fields the assembler uses, without building
+//! a `serde_json::Value` of the whole event (a stream has an event per delta, and the tree of
+//! maps was most of a streamed turn's cost).
+//!
+//! The rules are those of reading the event as a `Value` and asking it for fields: a field of
+//! another type than expected reads as absent rather than failing the event, unknown fields
+//! are skipped, the last of duplicate keys wins, and the whole text must still be JSON.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// A type read from whichever JSON value came; each method answers `None` for a value that
+/// is not this type's (a container's contents are still read, so the JSON is still checked).
+pub(super) trait Lenient<'de>: Sized {
+    fn from_str(_: Cow<'de, str>) -> Option<Self> {
+        None
+    }
+    fn from_u64(_: u64) -> Option<Self> {
+        None
+    }
+    /// A boolean, a negative integer or a float.
+    fn from_scalar() -> Option<Self> {
+        None
+    }
+    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<Self>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+/// A field that is `None` when absent, `null`, or of another type.
+pub(super) struct Loose<T>(pub Option<T>);
+
+impl<T> Default for Loose<T> {
+    fn default() -> Self {
+        Loose(None)
+    }
+}
+
+impl<'de, T: Lenient<'de>> Deserialize<'de> for Loose<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LooseVisitor(PhantomData)).map(Loose)
+    }
+}
+
+struct LooseVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Lenient<'de>> Visitor<'de> for LooseVisitor<T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Option<T>, E> {
+        Ok(T::from_scalar())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Option<T>, E> {
+        Ok(T::from_scalar())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Option<T>, E> {
+        Ok(T::from_scalar())
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Option<T>, E> {
+        Ok(T::from_u64(n))
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Option<T>, E> {
+        Ok(T::from_str(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Option<T>, E> {
+        Ok(T::from_str(Cow::Owned(s.to_owned())))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<T>, A::Error> {
+        T::from_map(map)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<T>, A::Error> {
+        T::from_seq(seq)
+    }
+}
+
+impl<'de> Lenient<'de> for Cow<'de, str> {
+    fn from_str(s: Cow<'de, str>) -> Option<Self> {
+        Some(s)
+    }
+}
+
+impl<'de> Lenient<'de> for u64 {
+    fn from_u64(n: u64) -> Option<Self> {
+        Some(n)
+    }
+}
+
+/// Every element, each read as the element type reads it.
+impl<'de, T: Deserialize<'de>> Lenient<'de> for Vec<T> {
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        let mut all = Vec::with_capacity(seq.size_hint().unwrap_or(1));
+        while let Some(x) = seq.next_element()? {
+            all.push(x);
+        }
+        Ok(Some(all))
+    }
+}
+
+/// An object kept whole (usage counts are passed on as the provider sent them).
+impl<'de> Lenient<'de> for Map<String, Value> {
+    fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        Map::deserialize(de::value::MapAccessDeserializer::new(map)).map(Some)
+    }
+}
+
+/// A key, borrowed from the text (or from the parser's scratch, when escaped).
+pub(super) struct Key<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// An object read into a struct of `Loose` fields: each named key is read into its field (the
+/// last of duplicates wins), every other key is skipped; any other JSON value reads as absent.
+macro_rules! lenient_object {
+    ($(#[$doc:meta])* struct $name:ident<$de:lifetime> { $($field:ident: $ty:ty = $key:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Default)]
+        pub(super) struct $name<$de> {
+            $(pub $field: $ty,)*
+            _text: ::std::marker::PhantomData<&$de str>,
+        }
+
+        impl<$de> $crate::client::stream::lenient::Lenient<$de> for $name<$de> {
+            fn from_map<A: ::serde::de::MapAccess<$de>>(mut map: A) -> Result<Option<Self>, A::Error> {
+                let mut out = Self::default();
+                while let Some(key) = map.next_key::<$crate::client::stream::lenient::Key>()? {
+                    match key.0.as_ref() {
+                        $($key => out.$field = map.next_value()?,)*
+                        _ => {
+                            map.next_value::<::serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Some(out))
+            }
+        }
+    };
+}
+pub(super) use lenient_object;
+
+/// A provider's `error` field: any value but `null` is an error, with the object's `message`
+/// when it is text.
+#[derive(Default)]
+pub(super) struct StreamedError<'de> {
+    pub message: Option<Cow<'de, str>>,
+}
+
+impl<'de> Lenient<'de> for StreamedError<'de> {
+    fn from_str(_: Cow<'de, str>) -> Option<Self> {
+        Some(StreamedError::default())
+    }
+    fn from_u64(_: u64) -> Option<Self> {
+        Some(StreamedError::default())
+    }
+    fn from_scalar() -> Option<Self> {
+        Some(StreamedError::default())
+    }
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Some(StreamedError::default()))
+    }
+    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<Self>, A::Error> {
+        let mut message = None;
+        while let Some(key) = map.next_key::<Key>()? {
+            if key.0 == "message" {
+                message = map.next_value::<Loose<Cow<'de, str>>>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Some(StreamedError { message }))
+    }
+}
