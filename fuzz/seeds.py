@@ -56,6 +56,59 @@ def replies(style):
     return out
 
 
+def sse(*events):
+    return "".join(f"data: {e if isinstance(e, str) else compact(e)}\n\n" for e in events)
+
+
+def streams(style):
+    """Streamed bodies, each behind the byte saying where to cut it."""
+    if style == "openai":
+        chunk = lambda delta, finish=None: {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        bodies = {
+            "text": sse(chunk({"role": "assistant", "content": "Hel"}), chunk({"content": "lo"}),
+                        chunk({}, "stop"), "[DONE]"),
+            "tools": sse(chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                                                "function": {"name": "get_weather", "arguments": ""}}]}),
+                         chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\":"}}]}),
+                         chunk({"tool_calls": [{"index": 1, "id": "c2", "function": {"name": "add",
+                                                                                    "arguments": "{}"}}]}),
+                         chunk({"tool_calls": [{"index": 0, "function": {"arguments": "\"Paris\"}"}}]}),
+                         chunk({}, "tool_calls"),
+                         {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}},
+                         "[DONE]"),
+            "error": sse({"error": {"message": "overloaded", "type": "server_error"}}),
+            "crlf": sse(chunk({"content": "a"}), chunk({}, "stop")).replace("\n", "\r\n"),
+        }
+    else:
+        bodies = {
+            "text": sse({"type": "message_start", "message": {"id": "m", "role": "assistant", "model": "c",
+                                                              "usage": {"input_tokens": 9}}},
+                        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                        {"type": "ping"},
+                        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+                        {"type": "content_block_stop", "index": 0},
+                        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+                        {"type": "message_stop"}),
+            "tools": sse({"type": "message_start", "message": {"id": "m", "role": "assistant", "usage": {}}},
+                         {"type": "content_block_start", "index": 0,
+                          "content_block": {"type": "thinking", "thinking": ""}},
+                         {"type": "content_block_delta", "index": 0,
+                          "delta": {"type": "thinking_delta", "thinking": "hmm"}},
+                         {"type": "content_block_delta", "index": 0,
+                          "delta": {"type": "signature_delta", "signature": "sig"}},
+                         {"type": "content_block_start", "index": 1,
+                          "content_block": {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {}}},
+                         {"type": "content_block_delta", "index": 1,
+                          "delta": {"type": "input_json_delta", "partial_json": "{\"city\":"}},
+                         {"type": "content_block_delta", "index": 1,
+                          "delta": {"type": "input_json_delta", "partial_json": "\"Paris\"}"}},
+                         {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}},
+                         {"type": "message_stop"}),
+            "error": sse({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
+        }
+    return {f"{name}-cut{cut}.sse": bytes([cut]) + body.encode() for name, body in bodies.items() for cut in (0, 97)}
+
+
 def http_responses():
     body = compact(
         {"choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
@@ -170,6 +223,8 @@ def ffi_client():
                 tool["relay"] = True
             tools.append(tool)
         step = sc["steps"][0]
+        if "run" not in step:
+            continue  # a resume from a stored transcript: the hand-written "resume" seed below covers it
         run = {"prompt": step["run"]["prompt"]}
         if step["run"].get("history"):
             run["history"] = step["run"]["history"]
@@ -196,6 +251,8 @@ def ffi_client():
 def main():
     write("reply_openai", replies("openai"))
     write("reply_anthropic", replies("anthropic"))
+    write("stream_openai", streams("openai"))
+    write("stream_anthropic", streams("anthropic"))
     write("http_response", http_responses())
     write("answer", answers())
     write("scenario", scenario_files())

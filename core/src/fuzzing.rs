@@ -75,6 +75,26 @@ pub fn balance(style: Style, messages: Vec<Value>) -> Vec<Value> {
     wire::balance(style, messages)
 }
 
+/// A streamed 2xx body, arriving in `pieces`, read as a streamed model call reads it: the
+/// reply it amounts to (which the loop then parses as any reply), and the text deltas the
+/// host was handed on the way.
+pub fn fold_stream(style: Style, pieces: &[&[u8]]) -> Result<(Value, Vec<String>)> {
+    let deltas = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = deltas.clone();
+    let to = crate::StreamTo(std::sync::Arc::new(move |e: crate::StreamEvent| {
+        if let crate::StreamEvent::Text(t) = e {
+            kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(t);
+        }
+    }));
+    let mut reader = crate::client::StreamReader::new(style, &to);
+    for piece in pieces {
+        crate::BodySink::write(&mut reader, piece)?;
+    }
+    let reply = reader.finish()?;
+    let deltas = std::mem::take(&mut *deltas.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    Ok((reply, deltas))
+}
+
 /// Feeds `bytes` to the transport's HTTP/1.1 response reader, at most `max_read` bytes per
 /// read (so a response arrives split the way the network may split it), and returns the
 /// response and whether the connection would be reused. The source never blocks, so a reader

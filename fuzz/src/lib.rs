@@ -5,3 +5,4 @@
 pub mod abi;
 pub mod reply;
 pub mod scenario;
+pub mod stream;

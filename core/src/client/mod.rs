@@ -34,6 +34,8 @@ pub use options::{
 };
 pub use options_json::CLIENT_OPTION_KEYS;
 pub use remembered::Conversation;
+#[cfg(feature = "fuzzing")]
+pub(crate) use stream::StreamReader;
 pub use stream::{OnStreamEvent, StreamEvent, StreamTo};
 pub use translate::{TranslateRequest, TranslateResult, TRANSLATE_REQUEST_KEYS};
 pub use wire::translate::{

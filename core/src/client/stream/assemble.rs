@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use super::super::options::Style;
-use super::lenient::{lenient_object, Loose, StreamedError};
+use super::lenient::{lenient_object, Loose, Present, StreamedError};
 use crate::error::{Error, Result};
 
 /// One call's events, folded.
@@ -39,14 +39,6 @@ impl Assembler {
             Assembler::Anthropic(t) => t.finish(),
         }
     }
-}
-
-fn parse(data: &str) -> Result<Value> {
-    let v: Value = serde_json::from_str(data).map_err(not_json)?;
-    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        return Err(streamed_error(err.get("message").and_then(Value::as_str)));
-    }
-    Ok(v)
 }
 
 fn not_json(e: serde_json::Error) -> Error {
@@ -199,6 +191,31 @@ impl OpenAiTurn {
     }
 }
 
+lenient_object! {
+    /// The parts of a Messages-API event the turn is folded from.
+    struct Event<'a> {
+        kind: Loose<Cow<'a, str>> = "type",
+        error: Loose<StreamedError<'a>> = "error",
+        message: Loose<Map<String, Value>> = "message",
+        index: Loose<u64> = "index",
+        content_block: Loose<Map<String, Value>> = "content_block",
+        delta: Loose<EventDelta<'a>> = "delta",
+        usage: Loose<Map<String, Value>> = "usage",
+    }
+}
+
+lenient_object! {
+    /// A block's delta, or (in `message_delta`) the message's.
+    struct EventDelta<'a> {
+        kind: Loose<Cow<'a, str>> = "type",
+        text: Loose<Cow<'a, str>> = "text",
+        partial_json: Loose<Cow<'a, str>> = "partial_json",
+        thinking: Loose<Cow<'a, str>> = "thinking",
+        signature: Present = "signature",
+        stop_reason: Present = "stop_reason",
+    }
+}
+
 /// A content block being streamed: its start, its deltas applied, `input` JSON text aside.
 struct Block {
     index: u64,
@@ -219,61 +236,62 @@ pub(crate) struct AnthropicTurn {
 
 impl AnthropicTurn {
     fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<()> {
-        let v = parse(data)?;
-        match v.get("type").and_then(Value::as_str) {
+        let Loose(Some(event)) = serde_json::from_str::<Loose<Event>>(data).map_err(not_json)? else { return Ok(()) };
+        if let Some(err) = event.error.0 {
+            return Err(streamed_error(err.message.as_deref()));
+        }
+        match event.kind.0.as_deref() {
             Some("message_start") => {
-                if let Some(Value::Object(m)) = v.get("message") {
-                    self.message = m.clone();
+                if let Some(m) = event.message.0 {
                     if let Some(Value::Object(u)) = m.get("usage") {
                         self.usage.extend(u.clone());
                     }
+                    self.message = m;
                 }
             }
             Some("content_block_start") => {
-                let index = v.get("index").and_then(Value::as_u64).unwrap_or(self.blocks.len() as u64);
-                let Some(Value::Object(block)) = v.get("content_block") else {
+                let index = event.index.0.unwrap_or(self.blocks.len() as u64);
+                let Some(block) = event.content_block.0 else {
                     return Err(Error::protocol("a content_block_start without a content_block"));
                 };
-                self.blocks.push(Block { index, block: block.clone(), input_json: String::new() });
+                self.blocks.push(Block { index, block, input_json: String::new() });
             }
             Some("content_block_delta") => {
-                let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let index = event.index.0.unwrap_or(0);
                 let Some(b) = self.blocks.iter_mut().find(|b| b.index == index) else {
                     return Err(Error::protocol(format!(
                         "a content_block_delta for block {index}, which never started"
                     )));
                 };
-                let delta = v.get("delta").cloned().unwrap_or(Value::Null);
-                let append = |b: &mut Block, key: &str, piece: &str| {
-                    let old = b.block.get(key).and_then(Value::as_str).unwrap_or("").to_string();
-                    b.block.insert(key.into(), json!(old + piece));
+                let delta = event.delta.0.unwrap_or_default();
+                let append = |b: &mut Block, key: &str, piece: &str| match b.block.get_mut(key) {
+                    Some(Value::String(old)) => old.push_str(piece),
+                    _ => {
+                        b.block.insert(key.into(), Value::String(piece.to_string()));
+                    }
                 };
-                match delta.get("type").and_then(Value::as_str) {
+                match delta.kind.0.as_deref() {
                     Some("text_delta") => {
-                        let t = delta.get("text").and_then(Value::as_str).unwrap_or("");
-                        append(b, "text", t);
+                        let t = delta.text.0.unwrap_or_default();
+                        append(b, "text", &t);
                         if !t.is_empty() {
-                            text(t);
+                            text(&t);
                         }
                     }
-                    Some("input_json_delta") => {
-                        b.input_json.push_str(delta.get("partial_json").and_then(Value::as_str).unwrap_or(""))
-                    }
-                    Some("thinking_delta") => {
-                        append(b, "thinking", delta.get("thinking").and_then(Value::as_str).unwrap_or(""))
-                    }
+                    Some("input_json_delta") => b.input_json.push_str(&delta.partial_json.0.unwrap_or_default()),
+                    Some("thinking_delta") => append(b, "thinking", &delta.thinking.0.unwrap_or_default()),
                     Some("signature_delta") => {
-                        b.block.insert("signature".into(), delta.get("signature").cloned().unwrap_or(Value::Null));
+                        b.block.insert("signature".into(), delta.signature.0.unwrap_or(Value::Null));
                     }
                     _ => {}
                 }
             }
             Some("message_delta") => {
-                if let Some(r) = v.get("delta").and_then(|d| d.get("stop_reason")) {
-                    self.stop_reason = Some(r.clone());
+                if let Some(r) = event.delta.0.and_then(|d| d.stop_reason.0) {
+                    self.stop_reason = Some(r);
                 }
-                if let Some(Value::Object(u)) = v.get("usage") {
-                    self.usage.extend(u.clone());
+                if let Some(u) = event.usage.0 {
+                    self.usage.extend(u);
                 }
             }
             Some("message_stop") => self.done = true,
@@ -422,6 +440,41 @@ mod tests {
         assert_eq!(r["content"][1]["input"], json!({"a": 1}));
         assert_eq!((r["usage"]["input_tokens"].as_u64(), r["usage"]["output_tokens"].as_u64()), (Some(9), Some(5)));
         assert_eq!(r["stop_reason"], "tool_use");
+    }
+
+    #[test]
+    fn anthropic_fields_of_another_type_read_as_absent() {
+        let (r, deltas) = fold(
+            Style::Anthropic,
+            &[
+                r#"[{"type": "message_stop"}]"#,
+                r#"{"type": "message_start", "message": "m"}"#,
+                r#"{"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 2}}}"#,
+                r#"{"type": "content_block_start", "content_block": {"type": "text", "text": 5}}"#,
+                r#"{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a"}}"#,
+                r#"{"type": "content_block_delta", "index": 0, "delta": "text_delta"}"#,
+                r#"{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 7}}"#,
+                r#"{"type": "content_block_start", "index": 2.0, "content_block": {"type": "thinking"}}"#,
+                r#"{"type": "content_block_delta", "index": 1, "delta": {"type": "thinking_delta", "thinking": "t"}}"#,
+                r#"{"type": "content_block_delta", "index": 1, "delta": {"type": "signature_delta", "signature": [1]}}"#,
+                r#"{"type": "content_block_delta", "index": 1, "delta": {"type": "signature_delta"}}"#,
+                r#"{"type": 3, "delta": {"stop_reason": "x"}}"#,
+                r#"{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": [1]}"#,
+                r#"{"type": "message_delta", "delta": {"stop_reason": null}, "usage": {"output_tokens": 4}}"#,
+                r#"{"type": "message_delta", "delta": "end_turn", "\u0074ype": "message_stop"}"#,
+            ],
+        );
+        let r = r.unwrap();
+        assert_eq!(deltas, ["a"]);
+        assert_eq!(r["id"], "m");
+        assert_eq!(
+            r["content"],
+            json!([{"type": "text", "text": "a"}, {"type": "thinking", "thinking": "t", "signature": null}])
+        );
+        assert_eq!(r["usage"], json!({"input_tokens": 2, "output_tokens": 4}));
+        assert_eq!(r["stop_reason"], Value::Null, "a present null stop reason replaces the one before");
+        let (r, _) = fold(Style::Anthropic, &[r#"{"type": "content_block_start", "content_block": []}"#]);
+        assert!(r.unwrap_err().message().contains("without a content_block"));
     }
 
     #[test]

@@ -118,6 +118,16 @@ impl<'de> Lenient<'de> for Map<String, Value> {
     }
 }
 
+/// A field kept as whatever JSON it holds, `null` included (a present `null` still counts).
+#[derive(Default)]
+pub(super) struct Present(pub Option<Value>);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Value::deserialize(d).map(|v| Present(Some(v)))
+    }
+}
+
 /// A key, borrowed from the text (or from the parser's scratch, when escaped).
 pub(super) struct Key<'a>(pub Cow<'a, str>);
 
