@@ -10,6 +10,7 @@ is resolved inline by ``wait_for``, or halts the run with ``status == "pending"`
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import json
 import os
@@ -422,27 +423,32 @@ class Client:
         "usage"}``, and last ``{"type": "done", "result"}`` (the :class:`RunResult`). A failed
         run raises from the iteration. With ``id`` the stream is the next turn of that stored
         conversation, as :meth:`ask` is."""
-        events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # Events arrive on this loop's thread, in bursts (a turn's tool calls, results and
+        # usage at once): the reader drains them all per wake instead of one wait per event.
+        events: collections.deque[dict[str, Any]] = collections.deque()
+        wake: Optional[asyncio.Future[None]] = None
+
+        def rouse(*_: Any) -> None:
+            if wake is not None and not wake.done():
+                wake.set_result(None)
 
         def on_event(ev: dict[str, Any]) -> None:
             if ev["type"] == "pending":
                 ev["request"] = request_from_wire(ev["request"])
-            events.put_nowait(ev)
+            events.append(ev)
+            rouse()
 
         run = asyncio.ensure_future(self._start(toolkit, cancel, _prompt(prompt), None, on_event=on_event, id=id or None))
+        run.add_done_callback(rouse)
+        loop = asyncio.get_running_loop()
         try:
             while True:
-                if events.empty():
-                    got = asyncio.ensure_future(events.get())
-                    await asyncio.wait({got, run}, return_when=asyncio.FIRST_COMPLETED)
-                    if not got.done():
-                        got.cancel()
-                        break
-                    yield got.result()
-                else:
-                    yield events.get_nowait()
-            while not events.empty():
-                yield events.get_nowait()
+                while events:
+                    yield events.popleft()
+                if run.done():
+                    break
+                wake = loop.create_future()
+                await wake
             yield {"type": "done", "result": run.result()}
         finally:
             if not run.done():
