@@ -54,6 +54,8 @@ struct Series {
     tool_calls: Counter,
     tool_duration: Histograms,
     run_errors: Counter,
+    /// Where an event's label text is written before it is looked up.
+    key: String,
 }
 
 /// Counters and histograms fed by metric events. Every [`crate::Client`] keeps one (see
@@ -63,29 +65,51 @@ pub struct MetricsRegistry {
     series: Mutex<Series>,
 }
 
-fn labels(pairs: &[(&str, &str)]) -> String {
-    let mut out = String::new();
+/// Writes the label text of `pairs` into `out`, replacing what it held.
+fn labels<'o>(out: &'o mut String, pairs: &[(&str, &str)]) -> &'o str {
+    out.clear();
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         out.push_str(k);
         out.push_str("=\"");
-        for c in v.chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '"' => out.push_str("\\\""),
-                '\n' => out.push_str("\\n"),
-                c => out.push(c),
+        if v.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
+            for c in v.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '"' => out.push_str("\\\""),
+                    '\n' => out.push_str("\\n"),
+                    c => out.push(c),
+                }
             }
+        } else {
+            out.push_str(v);
         }
         out.push('"');
     }
     out
 }
 
-fn add(counter: &mut Counter, key: String, by: f64) {
-    *counter.entry(key).or_insert(0.0) += by;
+// A series' key is copied only the first time it is seen.
+fn add(counter: &mut Counter, key: &str, by: f64) {
+    match counter.get_mut(key) {
+        Some(v) => *v += by,
+        None => {
+            counter.insert(key.to_owned(), by);
+        }
+    }
+}
+
+fn observe(series: &mut Histograms, key: &str, seconds: f64) {
+    match series.get_mut(key) {
+        Some(h) => h.observe(seconds),
+        None => {
+            let mut h = Histogram::default();
+            h.observe(seconds);
+            series.insert(key.to_owned(), h);
+        }
+    }
 }
 
 fn bool_str(b: bool) -> &'static str {
@@ -104,30 +128,31 @@ impl MetricsRegistry {
 
     /// Folds one event in.
     pub fn record(&self, event: &MetricEvent) {
-        let mut s = self.series.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.series.lock().unwrap_or_else(|p| p.into_inner());
+        let Series { llm_requests, llm_tokens, llm_duration, tool_calls, tool_duration, run_errors, key } = &mut *guard;
         match event {
             MetricEvent::Llm(e) => {
                 let status = if e.ok { "ok" } else { "error" };
-                add(&mut s.llm_requests, labels(&[("model", &e.model), ("status", status)]), 1.0);
+                add(llm_requests, labels(key, &[("model", &e.model), ("status", status)]), 1.0);
                 if e.ok {
-                    add(&mut s.llm_tokens, labels(&[("type", "prompt")]), e.prompt_tokens as f64);
-                    add(&mut s.llm_tokens, labels(&[("type", "completion")]), e.completion_tokens as f64);
+                    add(llm_tokens, labels(key, &[("type", "prompt")]), e.prompt_tokens as f64);
+                    add(llm_tokens, labels(key, &[("type", "completion")]), e.completion_tokens as f64);
                 }
-                s.llm_duration.entry(labels(&[("model", &e.model)])).or_default().observe(e.ms / 1000.0);
+                observe(llm_duration, labels(key, &[("model", &e.model)]), e.ms / 1000.0);
             }
             MetricEvent::Tool(e) => {
-                let key = labels(&[
-                    ("tool", &e.tool),
+                let pairs = [
+                    ("tool", e.tool.as_str()),
                     ("source", &e.source),
                     ("is_error", bool_str(e.is_error)),
                     ("pending", bool_str(e.pending)),
-                ]);
-                add(&mut s.tool_calls, key, 1.0);
-                s.tool_duration.entry(labels(&[("tool", &e.tool)])).or_default().observe(e.ms / 1000.0);
+                ];
+                add(tool_calls, labels(key, &pairs), 1.0);
+                observe(tool_duration, labels(key, &[("tool", &e.tool)]), e.ms / 1000.0);
             }
             MetricEvent::Run(e) => {
                 if e.error.is_some() {
-                    add(&mut s.run_errors, labels(&[("model", &e.model)]), 1.0);
+                    add(run_errors, labels(key, &[("model", &e.model)]), 1.0);
                 }
             }
         }
@@ -194,7 +219,8 @@ mod tests {
 
     #[test]
     fn labels_are_escaped_and_empty_series_render_heads_only() {
-        assert_eq!(labels(&[("tool", "a\"b\\c\nd")]), r#"tool="a\"b\\c\nd""#);
+        assert_eq!(labels(&mut String::new(), &[("tool", "a\"b\\c\nd")]), r#"tool="a\"b\\c\nd""#);
+        assert_eq!(labels(&mut "old".to_string(), &[("a", "x"), ("b", "")]), r#"a="x",b="""#);
         let empty = MetricsRegistry::new().render();
         assert_eq!(empty.lines().count(), 12);
         assert!(empty.lines().all(|l| l.starts_with("# ")) && empty.ends_with("counter\n"));
