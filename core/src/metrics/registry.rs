@@ -91,25 +91,20 @@ fn labels<'o>(out: &'o mut String, pairs: &[(&str, &str)]) -> &'o str {
     out
 }
 
-// A series' key is copied only the first time it is seen.
-fn add(counter: &mut Counter, key: &str, by: f64) {
-    match counter.get_mut(key) {
-        Some(v) => *v += by,
-        None => {
-            counter.insert(key.to_owned(), by);
-        }
+/// Applies `f` to the series under `key`, which is copied only the first time it is seen.
+fn update<V: Default>(series: &mut BTreeMap<String, V>, key: &str, f: impl FnOnce(&mut V)) {
+    match series.get_mut(key) {
+        Some(v) => f(v),
+        None => f(series.entry(key.to_owned()).or_default()),
     }
 }
 
+fn add(counter: &mut Counter, key: &str, by: f64) {
+    update(counter, key, |v| *v += by);
+}
+
 fn observe(series: &mut Histograms, key: &str, seconds: f64) {
-    match series.get_mut(key) {
-        Some(h) => h.observe(seconds),
-        None => {
-            let mut h = Histogram::default();
-            h.observe(seconds);
-            series.insert(key.to_owned(), h);
-        }
-    }
+    update(series, key, |h| h.observe(seconds));
 }
 
 fn bool_str(b: bool) -> &'static str {

@@ -121,7 +121,7 @@ impl OpenAiTurn {
         }
         let Loose(Some(chunk)) = serde_json::from_str::<Loose<Chunk>>(data).map_err(not_json)? else { return Ok(()) };
         if let Some(err) = chunk.error.0 {
-            return Err(streamed_error(err.message.as_deref()));
+            return Err(streamed_error(err.message.0.as_deref()));
         }
         if let Some(u) = chunk.usage.0 {
             self.usage = Some(Value::Object(u));
@@ -238,7 +238,7 @@ impl AnthropicTurn {
     fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<()> {
         let Loose(Some(event)) = serde_json::from_str::<Loose<Event>>(data).map_err(not_json)? else { return Ok(()) };
         if let Some(err) = event.error.0 {
-            return Err(streamed_error(err.message.as_deref()));
+            return Err(streamed_error(err.message.0.as_deref()));
         }
         match event.kind.0.as_deref() {
             Some("message_start") => {

@@ -13,26 +13,27 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-/// A type read from whichever JSON value came; each method answers `None` for a value that
-/// is not this type's (a container's contents are still read, so the JSON is still checked).
+/// A type read from whichever JSON value came. Each method answers for one kind of value;
+/// what a type does not override reads as [`Lenient::otherwise`] (absent, unless the type
+/// says so), and a container's contents are still read, so the JSON is still checked.
 pub(super) trait Lenient<'de>: Sized {
-    fn from_str(_: Cow<'de, str>) -> Option<Self> {
+    /// A value of a kind this type is not read from.
+    fn otherwise() -> Option<Self> {
         None
+    }
+    fn from_str(_: Cow<'de, str>) -> Option<Self> {
+        Self::otherwise()
     }
     fn from_u64(_: u64) -> Option<Self> {
-        None
-    }
-    /// A boolean, a negative integer or a float.
-    fn from_scalar() -> Option<Self> {
-        None
+        Self::otherwise()
     }
     fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<Self>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(None)
+        Ok(Self::otherwise())
     }
     fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
+        Ok(Self::otherwise())
     }
 }
 
@@ -63,13 +64,13 @@ impl<'de, T: Lenient<'de>> Visitor<'de> for LooseVisitor<T> {
         Ok(None)
     }
     fn visit_bool<E>(self, _: bool) -> Result<Option<T>, E> {
-        Ok(T::from_scalar())
+        Ok(T::otherwise())
     }
     fn visit_i64<E>(self, _: i64) -> Result<Option<T>, E> {
-        Ok(T::from_scalar())
+        Ok(T::otherwise())
     }
     fn visit_f64<E>(self, _: f64) -> Result<Option<T>, E> {
-        Ok(T::from_scalar())
+        Ok(T::otherwise())
     }
     fn visit_u64<E>(self, n: u64) -> Result<Option<T>, E> {
         Ok(T::from_u64(n))
@@ -151,9 +152,11 @@ impl<'de> Deserialize<'de> for Key<'de> {
 }
 
 /// An object read into a struct of `Loose` fields: each named key is read into its field (the
-/// last of duplicates wins), every other key is skipped; any other JSON value reads as absent.
+/// last of duplicates wins), every other key is skipped. Any other JSON value reads as absent,
+/// or as the `otherwise` expression when one is given.
 macro_rules! lenient_object {
-    ($(#[$doc:meta])* struct $name:ident<$de:lifetime> { $($field:ident: $ty:ty = $key:literal,)* }) => {
+    ($(#[$doc:meta])* struct $name:ident<$de:lifetime> { $($field:ident: $ty:ty = $key:literal,)* }
+     $(otherwise $otherwise:expr)?) => {
         $(#[$doc])*
         #[derive(Default)]
         pub(super) struct $name<$de> {
@@ -162,6 +165,9 @@ macro_rules! lenient_object {
         }
 
         impl<$de> $crate::client::stream::lenient::Lenient<$de> for $name<$de> {
+            $(fn otherwise() -> Option<Self> {
+                $otherwise
+            })?
             fn from_map<A: ::serde::de::MapAccess<$de>>(mut map: A) -> Result<Option<Self>, A::Error> {
                 let mut out = Self::default();
                 while let Some(key) = map.next_key::<$crate::client::stream::lenient::Key>()? {
@@ -179,36 +185,11 @@ macro_rules! lenient_object {
 }
 pub(super) use lenient_object;
 
-/// A provider's `error` field: any value but `null` is an error, with the object's `message`
-/// when it is text.
-#[derive(Default)]
-pub(super) struct StreamedError<'de> {
-    pub message: Option<Cow<'de, str>>,
-}
-
-impl<'de> Lenient<'de> for StreamedError<'de> {
-    fn from_str(_: Cow<'de, str>) -> Option<Self> {
-        Some(StreamedError::default())
+lenient_object! {
+    /// A provider's `error` field: any value but `null` is an error, with the object's
+    /// `message` when it is text.
+    struct StreamedError<'a> {
+        message: Loose<Cow<'a, str>> = "message",
     }
-    fn from_u64(_: u64) -> Option<Self> {
-        Some(StreamedError::default())
-    }
-    fn from_scalar() -> Option<Self> {
-        Some(StreamedError::default())
-    }
-    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Some(StreamedError::default()))
-    }
-    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<Self>, A::Error> {
-        let mut message = None;
-        while let Some(key) = map.next_key::<Key>()? {
-            if key.0 == "message" {
-                message = map.next_value::<Loose<Cow<'de, str>>>()?.0;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(Some(StreamedError { message }))
-    }
+    otherwise Some(Self::default())
 }

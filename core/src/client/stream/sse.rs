@@ -23,34 +23,29 @@ pub(crate) struct SseReader {
 impl SseReader {
     /// Feeds `bytes`; calls `event` with the data of each event completed by them.
     pub fn feed(&mut self, mut bytes: &[u8], event: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
-        if self.after_cr && !bytes.is_empty() {
-            self.after_cr = false;
-            if bytes[0] == b'\n' {
-                bytes = &bytes[1..];
-            }
-        }
-        while let Some(at) = memchr::memchr2(b'\n', b'\r', bytes) {
-            self.line_ended(&bytes[..at], event)?;
-            let cr = bytes[at] == b'\r';
-            bytes = &bytes[at + 1..];
-            if cr {
-                match bytes.first() {
-                    Some(b'\n') => bytes = &bytes[1..],
-                    // The piece ended between a CR and its possible LF.
-                    None => self.after_cr = true,
-                    Some(_) => {}
+        loop {
+            // A CR's LF may come at the start of the next piece.
+            if self.after_cr && !bytes.is_empty() {
+                self.after_cr = false;
+                if bytes[0] == b'\n' {
+                    bytes = &bytes[1..];
                 }
             }
+            let Some(at) = memchr::memchr2(b'\n', b'\r', bytes) else { break };
+            self.line_ended(&bytes[..at], event)?;
+            self.after_cr = bytes[at] == b'\r';
+            bytes = &bytes[at + 1..];
         }
-        self.take(bytes)
+        self.fits(bytes)?;
+        self.line.extend_from_slice(bytes);
+        Ok(())
     }
 
-    /// Keeps part of a line not yet ended.
-    fn take(&mut self, part: &[u8]) -> Result<()> {
-        if self.line.len() + part.len() > MAX_LINE {
+    /// The line so far plus `more` is within the bound.
+    fn fits(&self, more: &[u8]) -> Result<()> {
+        if self.line.len() + more.len() > MAX_LINE {
             return Err(Error::protocol("stream line too long"));
         }
-        self.line.extend_from_slice(part);
         Ok(())
     }
 
@@ -64,13 +59,11 @@ impl SseReader {
 
     /// A line end follows `last`; a line read whole in one piece is not copied.
     fn line_ended(&mut self, last: &[u8], event: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        self.fits(last)?;
         if self.line.is_empty() {
-            if last.len() > MAX_LINE {
-                return Err(Error::protocol("stream line too long"));
-            }
             return self.end_line(last, event);
         }
-        self.take(last)?;
+        self.line.extend_from_slice(last);
         let line = std::mem::take(&mut self.line);
         let ended = self.end_line(&line, event);
         self.line = line;
