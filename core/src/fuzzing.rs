@@ -29,7 +29,7 @@ pub struct ParsedCall {
 }
 
 /// A reply as the loop reads it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ParsedReply {
     /// The assistant message the loop records, if any.
     pub message: Option<Value>,
@@ -47,10 +47,18 @@ fn call_of(c: wire::Call) -> ParsedCall {
 
 /// A 2xx response body as the loop reads it: decoded as JSON, then parsed for `style`.
 pub fn parse_reply(style: Style, body: &[u8]) -> Result<ParsedReply> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| Error::protocol(format!("provider answered 200 with a body that is not JSON ({e})")))?;
+    let value: Value = serde_json::from_slice(body).map_err(|e| crate::client::not_json(200, e))?;
     let usage = wire::usage_of(style, &value);
     let r = wire::parse_reply(style, value)?;
+    Ok(ParsedReply { message: r.message, text: r.text, calls: r.calls.into_iter().map(call_of).collect(), usage })
+}
+
+/// A 2xx response body as the loop reads it when nothing needs the whole body as a value
+/// (no `after_llm` hook): straight from its bytes. Reads as [`parse_reply`] does, except that
+/// a field the loop skips is held to JSON's grammar only (`client/lenient.rs`).
+pub fn read_reply(style: Style, body: &[u8]) -> Result<ParsedReply> {
+    let (usage, r) = wire::read_reply(style, body).map_err(|e| crate::client::not_json(200, e))?;
+    let r = r?;
     Ok(ParsedReply { message: r.message, text: r.text, calls: r.calls.into_iter().map(call_of).collect(), usage })
 }
 

@@ -6,12 +6,29 @@ use serde_json::Value;
 use toolnexus::fuzzing::{self, ParsedCall, ParsedReply};
 use toolnexus::{ErrorKind, Style, ToolResult};
 
-/// Parses `body` as a 2xx reply in `style` and checks the result.
+/// Parses `body` as a 2xx reply in `style` and checks the result, and that reading it straight
+/// from its bytes (as a call with no `after_llm` hook does) agrees.
 pub fn check(style: Style, body: &[u8]) {
-    match fuzzing::parse_reply(style, body) {
-        Ok(reply) => check_reply(style, &reply),
+    let parsed = fuzzing::parse_reply(style, body);
+    match &parsed {
+        Ok(reply) => check_reply(style, reply),
         // A body the engine cannot read is a protocol error, nothing else.
         Err(e) => assert_eq!(e.kind(), ErrorKind::Protocol, "{e}"),
+    }
+    let read = fuzzing::read_reply(style, body);
+    let not_json = |e: &toolnexus::Error| e.message().contains("with a body that is not JSON");
+    match (&parsed, &read) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "the two readers disagree"),
+        // What the parser refused may sit in a field the reader skips, which it checks as JSON
+        // text and no further: the reader may then read the body, or fail on something else.
+        (Err(a), read) if not_json(a) => {
+            if let Ok(r) = read {
+                check_reply(style, r);
+            }
+        }
+        (Err(a), Err(b)) => assert_eq!(a.message(), b.message()),
+        (Err(a), Ok(_)) => panic!("read, where parsing failed: {a}"),
+        (Ok(_), Err(b)) => panic!("parsed, where reading failed: {b}"),
     }
 }
 

@@ -13,10 +13,12 @@ use serde_json::Value;
 
 use super::options::{ClientOptions, Style};
 use super::stream::{StreamReader, StreamTo};
+use super::wire::{self, Reply};
 use crate::error::{Error, ErrorKind, HttpErrorDetail, Result};
 use crate::hooks::{ErrorInfo, Tier};
 use crate::redact::{capped, safe_error_body_with, Secrets};
 use crate::transport::{HttpRequest, HttpResponse, Transport};
+use crate::types::Usage;
 
 /// The per-request timeout when the run has no deadline.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -39,7 +41,7 @@ impl Caller<'_> {
     /// With `stream`, a 2xx answer is read as server-sent events of that style as it arrives
     /// (text going to the stream) and folded into the same answer; once any of it arrived, a
     /// failure is final: the host already saw its text.
-    pub async fn call(&self, body: Bytes, stream: Option<(Style, &StreamTo)>) -> Result<Value> {
+    pub async fn call(&self, body: Bytes, stream: Option<(Style, &StreamTo)>) -> Result<Replied> {
         let mut attempt: u32 = 0;
         loop {
             let timeout = match self.deadline {
@@ -62,8 +64,8 @@ impl Caller<'_> {
             let failure = match sent {
                 Ok((resp, reader)) if (200..300).contains(&resp.status) => {
                     return match reader {
-                        Some(r) => r.finish(),
-                        None => decode(&resp),
+                        Some(r) => r.finish().map(Replied::Folded),
+                        None => Ok(Replied::Body(resp)),
                     }
                 }
                 Ok((resp, _)) => Failure::Status(resp),
@@ -143,9 +145,52 @@ impl Failure {
     }
 }
 
-fn decode(resp: &HttpResponse) -> Result<Value> {
-    serde_json::from_slice(&resp.body)
-        .map_err(|e| Error::protocol(format!("provider answered {} with a body that is not JSON ({e})", resp.status)))
+/// A model call's 2xx answer.
+pub(crate) enum Replied {
+    /// The body as it came.
+    Body(HttpResponse),
+    /// A streamed answer, folded into the value its unstreamed body would have held.
+    Folded(Value),
+}
+
+impl Replied {
+    /// The answer as a JSON value.
+    pub fn into_value(self) -> Result<Value> {
+        match self {
+            Replied::Body(r) => serde_json::from_slice(&r.body).map_err(|e| not_json(r.status, e)),
+            Replied::Folded(v) => Ok(v),
+        }
+    }
+}
+
+/// What the loop reads of an answer: its usage and its reply.
+pub(crate) enum Read {
+    /// The reply, read straight from the body's bytes.
+    Reply(Result<Reply>),
+    /// The whole answer, for the loop to parse after handing it to an `after_llm` hook.
+    Whole(Value),
+}
+
+impl Replied {
+    /// Its usage, and its reply; the whole value instead when `whole` is asked for or the
+    /// answer was streamed (already a value).
+    pub fn read(self, style: Style, whole: bool) -> Result<(Usage, Read)> {
+        match self {
+            Replied::Body(r) if !whole => {
+                let (usage, reply) = wire::read_reply(style, &r.body).map_err(|e| not_json(r.status, e))?;
+                Ok((usage, Read::Reply(reply)))
+            }
+            other => {
+                let value = other.into_value()?;
+                Ok((wire::usage_of(style, &value), Read::Whole(value)))
+            }
+        }
+    }
+}
+
+/// A 2xx body that is not JSON.
+pub(crate) fn not_json(status: u16, e: serde_json::Error) -> Error {
+    Error::protocol(format!("provider answered {status} with a body that is not JSON ({e})"))
 }
 
 /// `Retry-After` as a delay: ASCII digits only, `0..=2147483647` seconds; anything else

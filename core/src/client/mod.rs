@@ -8,6 +8,7 @@
 
 mod call;
 mod in_process;
+mod lenient;
 pub use call::retry_after_seconds;
 mod options;
 mod options_json;
@@ -25,6 +26,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use call::not_json;
 pub use in_process::{
     envelope as in_process_envelope, in_process_refused, InProcessModel, InProcessTransport, IN_PROCESS_BASE_URL,
     IN_PROCESS_REFUSED,

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::Caller;
+use super::call::{Caller, Read};
 use super::options::Style;
 use super::stream::{StreamEvent, StreamTo};
 use super::turn::{Plan, ToolEnv, TurnOutcome};
@@ -323,8 +323,10 @@ impl Client {
             let summaries =
                 if meter.sink.is_some() { crate::content::part_summaries(&st.messages) } else { Vec::new() };
             let timer = LlmTimer::start(meter, &st.model, summaries);
-            let response = caller.call(Bytes::from(body), stream.map(|s| (opts.style, s))).await?;
-            let usage = wire::usage_of(opts.style, &response);
+            let replied = caller.call(Bytes::from(body), stream.map(|s| (opts.style, s))).await?;
+            let hook = opts.hooks.as_ref().filter(|_| enabled.after_llm);
+            // Only a hook needs the whole answer as a value; the loop reads just its parts.
+            let (usage, read) = replied.read(opts.style, hook.is_some())?;
             timer.ok(usage);
             // Counted before after_llm, which may fail the run: the tokens were spent anyway.
             // They come from the provider: saturate rather than overflow.
@@ -332,10 +334,16 @@ impl Client {
             st.usage.completion_tokens = st.usage.completion_tokens.saturating_add(usage.completion_tokens);
             st.usage.total_tokens = st.usage.total_tokens.saturating_add(usage.total_tokens);
             st.report(progress);
-            if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
-                h.after_llm(AfterLlmEvent { response: response.clone(), model: st.model.clone(), turn }).await?;
-            }
-            let reply = wire::parse_reply(opts.style, response)?;
+            let reply = match read {
+                Read::Reply(reply) => reply?,
+                Read::Whole(response) => {
+                    if let Some(h) = hook {
+                        h.after_llm(AfterLlmEvent { response: response.clone(), model: st.model.clone(), turn })
+                            .await?;
+                    }
+                    wire::parse_reply(opts.style, response)?
+                }
+            };
             st.last_text = reply.text;
             if let Some(m) = reply.message {
                 st.messages.push(m);

@@ -248,14 +248,14 @@ impl Client {
         }
         self.check_live(&cancel, deadline)?;
         let timer = LlmTimer::start(meter, &model, summaries);
-        let data = caller.call(Bytes::from(bytes), None).await?;
+        let data = caller.call(Bytes::from(bytes), None).await?.into_value()?;
         let usage = wire::usage_of(opts.style, &data);
         timer.ok(usage);
         if let (Some(h), true) = (&opts.hooks, enabled.after_llm) {
             h.after_llm(AfterLlmEvent { response: data.clone(), model: model.clone(), turn: 0 }).await?;
         }
         if let Some(err) = wire::provider_error(&data) {
-            return Err(Error::protocol(format!("provider returned an error object: {err}")));
+            return Err(err);
         }
         let (text, tool_calls, finish_reason) = match opts.style {
             Style::OpenAi => tr::openai_reply(&data),

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use super::super::options::Style;
-use super::lenient::{lenient_object, Loose, Present, StreamedError};
+use crate::client::lenient::{lenient_object, ErrorField, Loose, Present};
 use crate::error::{Error, Result};
 
 /// One call's events, folded.
@@ -46,8 +46,7 @@ fn not_json(e: serde_json::Error) -> Error {
 }
 
 fn streamed_error(message: Option<&str>) -> Error {
-    let msg = message.unwrap_or("(no message)");
-    Error::protocol(format!("provider streamed an error: {}", msg.chars().take(200).collect::<String>()))
+    Error::protocol(format!("provider streamed an error: {}", crate::client::wire::error_text(message)))
 }
 
 fn cut_short() -> Error {
@@ -57,7 +56,7 @@ fn cut_short() -> Error {
 lenient_object! {
     /// The parts of a `chat.completion.chunk` the turn is folded from.
     struct Chunk<'a> {
-        error: Loose<StreamedError<'a>> = "error",
+        error: Loose<ErrorField<'a>> = "error",
         usage: Loose<Map<String, Value>> = "usage",
         model: Loose<Cow<'a, str>> = "model",
         choices: Loose<Vec<Loose<Choice<'a>>>> = "choices",
@@ -195,7 +194,7 @@ lenient_object! {
     /// The parts of a Messages-API event the turn is folded from.
     struct Event<'a> {
         kind: Loose<Cow<'a, str>> = "type",
-        error: Loose<StreamedError<'a>> = "error",
+        error: Loose<ErrorField<'a>> = "error",
         message: Loose<Map<String, Value>> = "message",
         index: Loose<u64> = "index",
         content_block: Loose<Map<String, Value>> = "content_block",

@@ -4,7 +4,6 @@
 //! a durable halt stops on), the usage. The binding ends the stream with the run's result.
 
 mod assemble;
-mod lenient;
 mod sse;
 
 use std::fmt;

@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{Call, Reply, ToolsField};
+use crate::client::lenient::{lenient_object, ErrorField, Loose, Present};
 use crate::error::{Error, Result};
 use crate::types::{json_type, Usage};
 
@@ -29,7 +30,41 @@ pub(super) struct Tail<'a> {
 pub(super) const KEYS: &[&str] = &["model", "max_tokens", "system", "messages", "tools", "stream"];
 
 pub(super) fn parse(mut body: Value) -> Result<Reply> {
-    let content = match body.get_mut("content").map(Value::take) {
+    parse_content(body.get_mut("content").map(Value::take))
+}
+
+lenient_object! {
+    /// What the loop reads of a `/v1/messages` body.
+    struct Body<'a> {
+        error: Loose<ErrorField<'a>> = "error",
+        content: Present = "content",
+        usage: Loose<Counts<'a>> = "usage",
+    }
+}
+
+lenient_object! {
+    struct Counts<'a> {
+        input: Loose<u64> = "input_tokens",
+        output: Loose<u64> = "output_tokens",
+    }
+}
+
+/// [`parse`] and [`usage`] of a body still in its bytes (`super::read_reply`).
+pub(super) fn read(body: &[u8]) -> serde_json::Result<(Usage, Result<Reply>)> {
+    let body = super::read_lenient::<Body>(body)?.unwrap_or_default();
+    let usage = match body.usage.0 {
+        Some(c) => counted(c.input.0.unwrap_or(0), c.output.0.unwrap_or(0)),
+        None => Usage::default(),
+    };
+    if let Some(e) = body.error.0 {
+        return Ok((usage, Err(super::error_object(e.message.0.as_deref()))));
+    }
+    Ok((usage, parse_content(body.content.0)))
+}
+
+/// The reply of a body's `content` (`None` when it had none).
+fn parse_content(content: Option<Value>) -> Result<Reply> {
+    let content = match content {
         Some(Value::Array(blocks)) => blocks,
         Some(other) => {
             return Err(Error::protocol(format!(
@@ -84,6 +119,9 @@ pub(super) fn call(i: usize, b: &Value) -> Result<Call> {
 
 pub(super) fn usage(u: &Value) -> Usage {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let (p, c) = (n("input_tokens"), n("output_tokens"));
+    counted(n("input_tokens"), n("output_tokens"))
+}
+
+fn counted(p: u64, c: u64) -> Usage {
     Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p.saturating_add(c) }
 }

@@ -156,12 +156,30 @@ pub(crate) fn opening_messages(style: Style, system: Option<&str>, fresh: bool, 
 /// Parses a 2xx response body, taking the parts it keeps out of it.
 pub(crate) fn parse_reply(style: Style, body: Value) -> Result<Reply> {
     if let Some(err) = provider_error(&body) {
-        return Err(Error::protocol(format!("provider returned an error object: {err}")));
+        return Err(err);
     }
     match style {
         Style::OpenAi => openai::parse(body),
         Style::Anthropic => anthropic::parse(body),
     }
+}
+
+/// [`usage_of`] and [`parse_reply`] of a 2xx body still in its bytes, read without building a
+/// `Value` of the whole body: the same usage and reply, or the same error. Only text that is
+/// not JSON is the outer error (the usage of a reply that cannot be parsed still counts).
+pub(crate) fn read_reply(style: Style, body: &[u8]) -> serde_json::Result<(Usage, Result<Reply>)> {
+    match style {
+        Style::OpenAi => openai::read(body),
+        Style::Anthropic => anthropic::read(body),
+    }
+}
+
+/// The whole of `body`, read as `T` leniently (`None`: it was not of a kind `T` is read from).
+fn read_lenient<'a, T: crate::client::lenient::Lenient<'a>>(body: &'a [u8]) -> serde_json::Result<Option<T>> {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let read = <crate::client::lenient::Loose<T> as serde::Deserialize>::deserialize(&mut de)?;
+    de.end()?;
+    Ok(read.0)
 }
 
 /// The token counts of one reply, as the style reports them.
@@ -173,16 +191,37 @@ pub(crate) fn usage_of(style: Style, body: &Value) -> Usage {
     }
 }
 
-/// The message of a 2xx body's `error` object, when it carries one.
-pub(crate) fn provider_error(body: &Value) -> Option<String> {
+/// The error of a 2xx body's `error` object, when it carries one.
+pub(crate) fn provider_error(body: &Value) -> Option<Error> {
     let e = body.get("error")?;
     if e.is_null() {
         return None;
     }
-    Some(match e.get("message").and_then(Value::as_str) {
+    Some(error_object(e.get("message").and_then(Value::as_str)))
+}
+
+/// The error of a 2xx body that carried an `error` (with `message` when it was text).
+fn error_object(message: Option<&str>) -> Error {
+    Error::protocol(format!("provider returned an error object: {}", error_text(message)))
+}
+
+/// A provider's error message as errors show it: at most 200 characters.
+pub(crate) fn error_text(message: Option<&str>) -> String {
+    match message {
         Some(m) => m.chars().take(200).collect(),
         None => "(no message)".into(),
-    })
+    }
+}
+
+/// `v[key]` when `v` is an object holding it, as `Value::get` answers. The walks over a
+/// transcript ask every message for a key or two: a message has a few keys, compared in turn
+/// here, where the map's own lookup first hashes the key (SipHash, most of such a walk's cost).
+pub(crate) fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    let map = v.as_object()?;
+    if map.len() > 8 {
+        return map.get(key);
+    }
+    map.iter().find_map(|(k, item)| (k == key).then_some(item))
 }
 
 /// Parses an arguments string: blank means no arguments; anything else must be a JSON object.
@@ -361,5 +400,76 @@ mod tests {
         let out = balance(Style::OpenAi, msgs);
         assert_eq!(out.len(), 4);
         assert_eq!(out[3], json!({"role":"tool","tool_call_id":"b","content":NO_RESULT}));
+    }
+
+    #[test]
+    fn field_answers_as_get_does() {
+        let big: serde_json::Map<String, Value> = (0..12).map(|i| (format!("k{i}"), json!(i))).collect();
+        let values =
+            [json!({"role": "user", "content": "a"}), Value::Object(big), json!([1]), json!("role"), json!(null)];
+        for v in &values {
+            for key in ["role", "content", "k0", "k11", "k12", "", "0"] {
+                assert_eq!(field(v, key), v.get(key), "{v} {key}");
+            }
+        }
+    }
+
+    /// A reply as both readers give it: the usage, then the message, text and calls or the error.
+    fn outcome(usage: Usage, reply: Result<Reply>) -> String {
+        match reply {
+            Ok(r) => {
+                let calls: Vec<_> = r.calls.iter().map(|c| (&c.id, &c.name, &c.args, &c.raw_args)).collect();
+                format!("{usage:?} {:?} {:?} {calls:?}", r.message, r.text)
+            }
+            Err(e) => format!("{usage:?} {e}"),
+        }
+    }
+
+    #[test]
+    fn reading_a_body_from_its_bytes_agrees_with_parsing_its_value() {
+        let openai = [
+            r#"{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"hi","refusal":null}}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#,
+            r#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},{"id":"c2","function":{"name":"g","arguments":{"b":2}}}]}},{"message":{"content":"second choice"}}]}"#,
+            r#"{"choices":[{"message":{"content":"a"}}],"choices":[{"message":{"content":"last wins"}}],"usage":[1]}"#,
+            r#"{"choices":[{"message":"text"}],"usage":{"prompt_tokens":-1,"completion_tokens":2.5,"total_tokens":"9"}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":1}}"#,
+            r#"{"choices":{"0":{"message":{}}}}"#,
+            r#"{"error":{"message":"overloaded","type":"x"},"usage":{"total_tokens":7}}"#,
+            r#"{"error":"plain","choices":[{"message":{"content":"x"}}]}"#,
+            r#"{"error":null,"choices":[{"message":{"content":"","tool_calls":[]}}]}"#,
+            r#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"text":"b"}],"tool_calls":{}}}]}"#,
+            r#"{"choices":[{"message":{"content":7}}]}"#,
+            r#"[]"#,
+            r#"null"#,
+            r#""text""#,
+        ];
+        let anthropic = [
+            r#"{"id":"m","type":"message","content":[{"type":"text","text":"hi"},{"type":"tool_use","id":"t","name":"f","input":{"a":1}}],"usage":{"input_tokens":3,"output_tokens":4}}"#,
+            r#"{"content":[{"type":"text","text":"  "},{"type":"thinking","thinking":"x"}],"usage":{"input_tokens":1.0}}"#,
+            r#"{"content":null}"#,
+            r#"{"content":"hi"}"#,
+            r#"{"usage":{"input_tokens":2}}"#,
+            r#"{"error":{"message":"overloaded"},"usage":{"output_tokens":1}}"#,
+            r#"{"content":[{"type":"text","text":7}]}"#,
+            r#"{"content":[],"content":[{"type":"text","text":"last"}]}"#,
+        ];
+        let styles = openai.iter().map(|b| (Style::OpenAi, b)).chain(anthropic.iter().map(|b| (Style::Anthropic, b)));
+        for (style, body) in styles {
+            let value: Value = serde_json::from_str(body).unwrap();
+            let parsed = outcome(usage_of(style, &value), parse_reply(style, value));
+            let (usage, reply) = read_reply(style, body.as_bytes()).unwrap();
+            assert_eq!(outcome(usage, reply), parsed, "{body}");
+        }
+        for bad in
+            ["", "{", r#"{"choices":[]} x"#, r#"{"id":tru}"#, r#"{"choices":[{"message":{"content":"\ud800"}}]}"#]
+        {
+            let expected = serde_json::from_str::<Value>(bad).unwrap_err().to_string();
+            assert_eq!(read_reply(Style::OpenAi, bad.as_bytes()).err().map(|e| e.to_string()), Some(expected), "{bad}");
+        }
+        // A field the loop skips is held to JSON's grammar only (lenient.rs).
+        let skipped = r#"{"id":"\ud800","created":1e400,"choices":[{"message":{"content":"hi"}}]}"#;
+        assert!(serde_json::from_str::<Value>(skipped).is_err());
+        let (_, reply) = read_reply(Style::OpenAi, skipped.as_bytes()).unwrap();
+        assert_eq!(reply.unwrap().text, "hi");
     }
 }

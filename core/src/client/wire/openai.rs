@@ -1,9 +1,10 @@
 //! The OpenAI `/chat/completions` shapes: the request body and the reply.
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{parse_args, Call, Reply, ToolsField};
+use crate::client::lenient::{lenient_object, ErrorField, First, Loose};
 use crate::error::{Error, Result};
 use crate::types::{json_type, Usage};
 
@@ -36,13 +37,55 @@ pub(super) struct StreamOptions {
 }
 
 pub(super) fn parse(mut body: Value) -> Result<Reply> {
-    let mut msg = body
+    let msg = body
         .get_mut("choices")
         .and_then(|c| c.get_mut(0))
         .and_then(|c| c.get_mut("message"))
         .filter(|m| m.is_object())
-        .map(Value::take)
-        .ok_or_else(|| Error::protocol("malformed openai response: no choices[0].message object"))?;
+        .map(Value::take);
+    parse_message(msg)
+}
+
+lenient_object! {
+    /// What the loop reads of a `/chat/completions` body.
+    struct Body<'a> {
+        error: Loose<ErrorField<'a>> = "error",
+        choices: Loose<First<Choice<'a>>> = "choices",
+        usage: Loose<Counts<'a>> = "usage",
+    }
+}
+
+lenient_object! {
+    struct Choice<'a> {
+        message: Loose<Map<String, Value>> = "message",
+    }
+}
+
+lenient_object! {
+    struct Counts<'a> {
+        prompt: Loose<u64> = "prompt_tokens",
+        completion: Loose<u64> = "completion_tokens",
+        total: Loose<u64> = "total_tokens",
+    }
+}
+
+/// [`parse`] and [`usage`] of a body still in its bytes (`super::read_reply`).
+pub(super) fn read(body: &[u8]) -> serde_json::Result<(Usage, Result<Reply>)> {
+    let body = super::read_lenient::<Body>(body)?.unwrap_or_default();
+    let usage = match body.usage.0 {
+        Some(c) => counted(c.prompt.0.unwrap_or(0), c.completion.0.unwrap_or(0), c.total.0.unwrap_or(0)),
+        None => Usage::default(),
+    };
+    if let Some(e) = body.error.0 {
+        return Ok((usage, Err(super::error_object(e.message.0.as_deref()))));
+    }
+    let msg = body.choices.0.and_then(|c| c.0).and_then(|c| c.message.0).map(Value::Object);
+    Ok((usage, parse_message(msg)))
+}
+
+/// The reply of `choices[0].message`, when it is an object.
+fn parse_message(msg: Option<Value>) -> Result<Reply> {
+    let mut msg = msg.ok_or_else(|| Error::protocol("malformed openai response: no choices[0].message object"))?;
     let text = openai_text(msg.get("content"))?;
     let calls = match msg.get("tool_calls") {
         None | Some(Value::Null) => Vec::new(),
@@ -96,7 +139,10 @@ pub(super) fn call(i: usize, c: &Value) -> Result<Call> {
 
 pub(super) fn usage(u: &Value) -> Usage {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let (p, c) = (n("prompt_tokens"), n("completion_tokens"));
-    let t = n("total_tokens");
+    counted(n("prompt_tokens"), n("completion_tokens"), n("total_tokens"))
+}
+
+/// The usage of the counts a reply gave (0 for each one it did not): a total of 0 is the sum.
+fn counted(p: u64, c: u64, t: u64) -> Usage {
     Usage { prompt_tokens: p, completion_tokens: c, total_tokens: if t > 0 { t } else { p.saturating_add(c) } }
 }

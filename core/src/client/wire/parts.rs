@@ -9,6 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
+use super::field;
 use crate::client::options::{ClientOptions, Style, UnsupportedPart};
 use crate::content::{encode_part, is_part, part_bytes, placeholder_text, too_large};
 use crate::error::{ErrorKind, Result};
@@ -29,17 +30,18 @@ pub(crate) fn is_media(v: &Value) -> bool {
 }
 
 fn role(m: &Value) -> &str {
-    m.get("role").and_then(Value::as_str).unwrap_or("")
+    field(m, "role").and_then(Value::as_str).unwrap_or("")
 }
 
 /// Whether `messages` hold a part to encode; without one the transcript is sent as it is.
 fn has_parts(messages: &[Value]) -> bool {
     messages.iter().any(|m| {
-        m.get("parts").is_some()
-            || m.get("content").and_then(Value::as_array).is_some_and(|blocks| {
+        field(m, "parts").is_some()
+            || field(m, "content").and_then(Value::as_array).is_some_and(|blocks| {
                 blocks.iter().any(|b| {
                     is_media(b)
-                        || (b.get("type").and_then(Value::as_str) == Some("tool_result") && b.get("parts").is_some())
+                        || (field(b, "type").and_then(Value::as_str) == Some("tool_result")
+                            && field(b, "parts").is_some())
                 })
             })
     })

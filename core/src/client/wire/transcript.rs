@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::{anthropic, openai, Call};
+use super::{anthropic, field, openai, Call};
 use crate::client::options::Style;
 use crate::error::{Error, Result};
 use crate::types::ToolResult;
@@ -56,20 +56,20 @@ pub(crate) fn append_results(style: Style, messages: &mut Vec<Value>, entries: V
 
 /// The tool calls an assistant message carries (either style's shape), if any.
 pub(crate) fn calls_of(msg: &Value) -> Option<Vec<Call>> {
-    if msg.get("role").and_then(Value::as_str) != Some("assistant") {
+    if field(msg, "role").and_then(Value::as_str) != Some("assistant") {
         return None;
     }
-    if let Some(Value::Array(tcs)) = msg.get("tool_calls") {
+    if let Some(Value::Array(tcs)) = field(msg, "tool_calls") {
         let calls: Vec<Call> = tcs.iter().enumerate().filter_map(|(i, c)| openai::call(i, c).ok()).collect();
         return (!calls.is_empty()).then_some(calls);
     }
-    let Some(Value::Array(blocks)) = msg.get("content") else {
+    let Some(Value::Array(blocks)) = field(msg, "content") else {
         return None;
     };
     let calls: Vec<Call> = blocks
         .iter()
         .enumerate()
-        .filter(|(_, b)| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .filter(|(_, b)| field(b, "type").and_then(Value::as_str) == Some("tool_use"))
         .filter_map(|(i, b)| anthropic::call(i, b).ok())
         .collect();
     (!calls.is_empty()).then_some(calls)
@@ -81,20 +81,20 @@ pub(crate) fn results_after(messages: &[Value]) -> (Vec<(String, Value)>, usize)
     let mut found = Vec::new();
     let mut used = 0;
     for m in messages {
-        match m.get("role").and_then(Value::as_str) {
+        match field(m, "role").and_then(Value::as_str) {
             Some("tool") => {
-                let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("").to_string();
+                let id = field(m, "tool_call_id").and_then(Value::as_str).unwrap_or("").to_string();
                 found.push((id, m.clone()));
             }
             Some("user") => {
-                let Some(Value::Array(blocks)) = m.get("content") else { break };
+                let Some(Value::Array(blocks)) = field(m, "content") else { break };
                 let results: Vec<&Value> =
-                    blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")).collect();
+                    blocks.iter().filter(|b| field(b, "type").and_then(Value::as_str) == Some("tool_result")).collect();
                 if results.is_empty() || results.len() != blocks.len() {
                     break;
                 }
                 for b in results {
-                    let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("").to_string();
+                    let id = field(b, "tool_use_id").and_then(Value::as_str).unwrap_or("").to_string();
                     found.push((id, b.clone()));
                 }
                 used += 1;
@@ -112,8 +112,8 @@ pub(crate) fn last_assistant_text(messages: &[Value]) -> String {
     messages
         .iter()
         .rev()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
-        .find_map(|m| m.get("content").and_then(Value::as_str))
+        .filter(|m| field(m, "role").and_then(Value::as_str) == Some("assistant"))
+        .find_map(|m| field(m, "content").and_then(Value::as_str))
         .unwrap_or_default()
         .to_string()
 }
@@ -125,7 +125,7 @@ pub(crate) const NO_RESULT: &str = "no result: the run stopped before this tool 
 /// `role`. Anything else would reach the provider as garbage, so it is refused up front.
 pub(crate) fn check_history(messages: &[Value]) -> Result<()> {
     for (i, m) in messages.iter().enumerate() {
-        if m.get("role").and_then(Value::as_str).is_none() {
+        if field(m, "role").and_then(Value::as_str).is_none() {
             let what = match m {
                 Value::Object(_) => "an object without a string \"role\"",
                 Value::Array(_) => "an array",

@@ -1,10 +1,13 @@
-//! Reading a streamed event straight into the few fields the assembler uses, without building
-//! a `serde_json::Value` of the whole event (a stream has an event per delta, and the tree of
-//! maps was most of a streamed turn's cost).
+//! Reading a provider's JSON (a reply body, a streamed event) straight into the few fields the
+//! loop uses, without building a `serde_json::Value` of the whole of it: the tree of maps was
+//! most of the cost of reading a reply, and a stream has an event per delta.
 //!
-//! The rules are those of reading the event as a `Value` and asking it for fields: a field of
-//! another type than expected reads as absent rather than failing the event, unknown fields
-//! are skipped, the last of duplicate keys wins, and the whole text must still be JSON.
+//! The rules are those of reading the text as a `Value` and asking it for fields: a field of
+//! another type than expected reads as absent rather than failing, unknown fields are skipped,
+//! the last of duplicate keys wins, and the whole text must still be JSON. One difference: a
+//! skipped value is held to JSON's grammar only, not to every rule a parsed one is (a number
+//! that overflows an `f64`, bytes that are not UTF-8 or a `\u` escape naming no character in a
+//! string, all in a field the loop never reads).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -16,7 +19,7 @@ use serde_json::{Map, Value};
 /// A type read from whichever JSON value came. Each method answers for one kind of value;
 /// what a type does not override reads as [`Lenient::otherwise`] (absent, unless the type
 /// says so), and a container's contents are still read, so the JSON is still checked.
-pub(super) trait Lenient<'de>: Sized {
+pub(crate) trait Lenient<'de>: Sized {
     /// A value of a kind this type is not read from.
     fn otherwise() -> Option<Self> {
         None
@@ -38,7 +41,7 @@ pub(super) trait Lenient<'de>: Sized {
 }
 
 /// A field that is `None` when absent, `null`, or of another type.
-pub(super) struct Loose<T>(pub Option<T>);
+pub(crate) struct Loose<T>(pub Option<T>);
 
 impl<T> Default for Loose<T> {
     fn default() -> Self {
@@ -112,6 +115,17 @@ impl<'de, T: Deserialize<'de>> Lenient<'de> for Vec<T> {
     }
 }
 
+/// The first element of an array, read as a [`Loose`] field reads it; the rest are skipped.
+pub(crate) struct First<T>(pub Option<T>);
+
+impl<'de, T: Lenient<'de>> Lenient<'de> for First<T> {
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        let first = seq.next_element::<Loose<T>>()?.and_then(|l| l.0);
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Some(First(first)))
+    }
+}
+
 /// An object kept whole (usage counts are passed on as the provider sent them).
 impl<'de> Lenient<'de> for Map<String, Value> {
     fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
@@ -121,7 +135,7 @@ impl<'de> Lenient<'de> for Map<String, Value> {
 
 /// A field kept as whatever JSON it holds, `null` included (a present `null` still counts).
 #[derive(Default)]
-pub(super) struct Present(pub Option<Value>);
+pub(crate) struct Present(pub Option<Value>);
 
 impl<'de> Deserialize<'de> for Present {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -130,7 +144,7 @@ impl<'de> Deserialize<'de> for Present {
 }
 
 /// A key, borrowed from the text (or from the parser's scratch, when escaped).
-pub(super) struct Key<'a>(pub Cow<'a, str>);
+pub(crate) struct Key<'a>(pub Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -159,18 +173,18 @@ macro_rules! lenient_object {
      $(otherwise $otherwise:expr)?) => {
         $(#[$doc])*
         #[derive(Default)]
-        pub(super) struct $name<$de> {
+        pub(crate) struct $name<$de> {
             $(pub $field: $ty,)*
             _text: ::std::marker::PhantomData<&$de str>,
         }
 
-        impl<$de> $crate::client::stream::lenient::Lenient<$de> for $name<$de> {
+        impl<$de> $crate::client::lenient::Lenient<$de> for $name<$de> {
             $(fn otherwise() -> Option<Self> {
                 $otherwise
             })?
             fn from_map<A: ::serde::de::MapAccess<$de>>(mut map: A) -> Result<Option<Self>, A::Error> {
                 let mut out = Self::default();
-                while let Some(key) = map.next_key::<$crate::client::stream::lenient::Key>()? {
+                while let Some(key) = map.next_key::<$crate::client::lenient::Key>()? {
                     match key.0.as_ref() {
                         $($key => out.$field = map.next_value()?,)*
                         _ => {
@@ -183,12 +197,12 @@ macro_rules! lenient_object {
         }
     };
 }
-pub(super) use lenient_object;
+pub(crate) use lenient_object;
 
 lenient_object! {
     /// A provider's `error` field: any value but `null` is an error, with the object's
     /// `message` when it is text.
-    struct StreamedError<'a> {
+    struct ErrorField<'a> {
         message: Loose<Cow<'a, str>> = "message",
     }
     otherwise Some(Self::default())
