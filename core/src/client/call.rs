@@ -153,17 +153,7 @@ pub(crate) enum Replied {
     Folded(Value),
 }
 
-impl Replied {
-    /// The answer as a JSON value.
-    pub fn into_value(self) -> Result<Value> {
-        match self {
-            Replied::Body(r) => serde_json::from_slice(&r.body).map_err(|e| not_json(r.status, e)),
-            Replied::Folded(v) => Ok(v),
-        }
-    }
-}
-
-/// What the loop reads of an answer: its usage and its reply.
+/// The reply of an answer, beside its usage.
 pub(crate) enum Read {
     /// The reply, read straight from the body's bytes.
     Reply(Result<Reply>),
@@ -172,7 +162,15 @@ pub(crate) enum Read {
 }
 
 impl Replied {
-    /// Its usage, and its reply; the whole value instead when `whole` is asked for or the
+    /// The answer as a JSON value.
+    pub fn into_value(self) -> Result<Value> {
+        match self {
+            Replied::Body(r) => serde_json::from_slice(&r.body).map_err(|e| not_json(r.status, e)),
+            Replied::Folded(v) => Ok(v),
+        }
+    }
+
+    /// Its usage and its reply; the whole value instead when `whole` is asked for or the
     /// answer was streamed (already a value).
     pub fn read(self, style: Style, whole: bool) -> Result<(Usage, Read)> {
         match self {
