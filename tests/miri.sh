@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The core's own unit tests under Miri (undefined behaviour, leaks, data races in the pure
-# modules: the answer vocabulary, options, redaction, relay, wire formats, toolkit, errors).
+# modules: the answer vocabulary, options, redaction, relay, wire formats, the JSON writer,
+# toolkit, errors).
 # Installs the pinned nightly (tests/nightly.env) with its miri and rust-src components when
 # missing. Isolation is off because request ids read the clock.
 set -euo pipefail
@@ -15,4 +16,4 @@ cd "$here/.."
 # The pure modules only: Miri cannot run what spawns processes or opens sockets.
 MIRIFLAGS=-Zmiri-disable-isolation CARGO_TARGET_DIR="$root/miri" \
   cargo "+$NIGHTLY" miri test --quiet -p toolnexus --lib -- \
-  answer:: client:: error:: hooks:: redact:: relay:: tool:: toolkit:: types:: warning::
+  answer:: client:: error:: hooks:: json_write:: redact:: relay:: tool:: toolkit:: types:: warning::

@@ -49,8 +49,7 @@ fn call_of(c: wire::Call) -> ParsedCall {
 pub fn parse_reply(style: Style, body: &[u8]) -> Result<ParsedReply> {
     let value: Value = serde_json::from_slice(body).map_err(|e| crate::client::not_json(200, e))?;
     let usage = wire::usage_of(style, &value);
-    let r = wire::parse_reply(style, value)?;
-    Ok(ParsedReply { message: r.message, text: r.text, calls: r.calls.into_iter().map(call_of).collect(), usage })
+    Ok(parsed(usage, wire::parse_reply(style, value)?))
 }
 
 /// A 2xx response body as the loop reads it when nothing needs the whole body as a value
@@ -58,8 +57,11 @@ pub fn parse_reply(style: Style, body: &[u8]) -> Result<ParsedReply> {
 /// a field the loop skips is held to JSON's grammar only (`client/lenient.rs`).
 pub fn read_reply(style: Style, body: &[u8]) -> Result<ParsedReply> {
     let (usage, r) = wire::read_reply(style, body).map_err(|e| crate::client::not_json(200, e))?;
-    let r = r?;
-    Ok(ParsedReply { message: r.message, text: r.text, calls: r.calls.into_iter().map(call_of).collect(), usage })
+    Ok(parsed(usage, r?))
+}
+
+fn parsed(usage: Usage, r: wire::Reply) -> ParsedReply {
+    ParsedReply { message: r.message, text: r.text, calls: r.calls.into_iter().map(call_of).collect(), usage }
 }
 
 /// The tool calls a recorded assistant message carries (how a resume reads a transcript).
@@ -101,6 +103,13 @@ pub fn fold_stream(style: Style, pieces: &[&[u8]]) -> Result<(Value, Vec<String>
     let reply = reader.finish()?;
     let deltas = std::mem::take(&mut *deltas.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     Ok((reply, deltas))
+}
+
+/// `value` as a request body writes it (the transcript's messages are most of a body).
+pub fn write_json(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    crate::json_write::write_value(&mut out, value);
+    out
 }
 
 /// Feeds `bytes` to the transport's HTTP/1.1 response reader, at most `max_read` bytes per

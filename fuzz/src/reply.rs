@@ -1,6 +1,8 @@
 //! A reply body through the loop's reader, and what the README promises about what it
 //! records: no empty assistant message, no empty text block, tool calls with an id and a name
-//! and object arguments, and a transcript in which every call gets exactly one result.
+//! and object arguments, and a transcript in which every call gets exactly one result. A body
+//! that is JSON is also written back as a request body writes a transcript, byte for byte as
+//! serde_json writes it.
 
 use serde_json::Value;
 use toolnexus::fuzzing::{self, ParsedCall, ParsedReply};
@@ -9,6 +11,10 @@ use toolnexus::{ErrorKind, Style, ToolResult};
 /// Parses `body` as a 2xx reply in `style` and checks the result, and that reading it straight
 /// from its bytes (as a call with no `after_llm` hook does) agrees.
 pub fn check(style: Style, body: &[u8]) {
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        let ours = fuzzing::write_json(&value);
+        assert_eq!(ours, serde_json::to_vec(&value).unwrap(), "written otherwise than serde_json writes it");
+    }
     let parsed = fuzzing::parse_reply(style, body);
     match &parsed {
         Ok(reply) => check_reply(style, reply),

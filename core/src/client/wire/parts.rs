@@ -26,7 +26,7 @@ pub(crate) struct PartPolicy<'a> {
 
 /// Whether `v` is a canonical image, file or audio part (text parts are just text).
 pub(crate) fn is_media(v: &Value) -> bool {
-    is_part(v) && v.get("type").and_then(Value::as_str) != Some("text")
+    is_part(v) && field(v, "type").and_then(Value::as_str) != Some("text")
 }
 
 fn role(m: &Value) -> &str {
