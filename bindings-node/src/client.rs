@@ -369,10 +369,11 @@ impl Client {
                 id: start.id,
                 answer,
             };
-            let given = if elide { input.history.clone() } else { Vec::new() };
-            let mut r = client.run_input(input).await?;
-            let kept = r.elide_given(&given);
-            Ok((r, kept))
+            if elide {
+                client.run_eliding(input).await
+            } else {
+                Ok((client.run_input(input).await?, 0))
+            }
         };
         keepalive::spawn(env, id, run, move |env, outcome: engine::Result<(engine::RunResult, usize)>| {
             let cause = match watch {

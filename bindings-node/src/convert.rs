@@ -137,7 +137,7 @@ impl From<ToolResult> for engine::ToolResult {
 impl RunResult {
     /// The JS result of a run (on the JS thread). `given` is the caller's history array and
     /// how many of its messages the engine's transcript started with, left out of `r`
-    /// (`engine::RunResult::elide_given`): `messages` is then those same JS values followed by
+    /// (`engine::Client::run_eliding`): `messages` is then those same JS values followed by
     /// the run's own. Otherwise `messages` is a lazy property.
     pub fn to_js(
         env: &Env,

@@ -209,7 +209,6 @@ impl PyClient {
         let toolkit = toolkit.map(|t| t.inner.clone());
         let run_token = token.clone();
         let fut = async move {
-            let given = history.clone();
             let toolkit = toolkit.as_deref();
             let input = RunInput {
                 prompt,
@@ -222,8 +221,7 @@ impl PyClient {
                 id,
                 answer,
             };
-            let mut r = client.run_input(input).await?;
-            let kept = r.elide_given(&given);
+            let (r, kept) = client.run_eliding(input).await?;
             let json = serde_json::to_string(&r)
                 .map_err(|e| engine::Error::new(engine::ErrorKind::Internal, e.to_string()))?;
             Ok(format!("[{kept},{json}]"))

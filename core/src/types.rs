@@ -268,37 +268,10 @@ pub struct RunResult {
     pub pending: Option<Request>,
 }
 
-impl RunResult {
-    /// Drops the leading messages equal to `given`'s (the history the caller passed in, which
-    /// it still holds) and says how many went. A binding hands back only what the run added and
-    /// puts the caller's own first `n` messages in front, so a long transcript is converted into
-    /// the host language once per run, on the way in, rather than again on the way out.
-    pub fn elide_given(&mut self, given: &[Value]) -> usize {
-        let kept = self.messages.iter().zip(given).take_while(|(a, b)| a == b).count();
-        self.messages.drain(..kept);
-        kept
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn elide_given_drops_only_the_unchanged_prefix() {
-        let mut r: RunResult = serde_json::from_value(json!({
-            "text": "", "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"},
-                                     {"role": "assistant", "content": "c"}],
-            "tool_calls": [], "tool_call_count": 0, "turns": 1,
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}, "model": "m", "status": "done"
-        }))
-        .unwrap();
-        let given = [json!({"role": "user", "content": "a"}), json!({"role": "user", "content": "B"})];
-        assert_eq!(r.elide_given(&given), 1, "the second message differs from what was given");
-        assert_eq!(r.messages.len(), 2);
-        assert_eq!(r.elide_given(&[]), 0);
-    }
 
     #[test]
     fn request_omits_absent_optionals_and_keeps_expires_at_key() {

@@ -282,7 +282,6 @@ impl Job {
     }
 
     pub(crate) async fn run(self) -> Result<Ran> {
-        let given = if self.elide { Some(self.history.clone()) } else { None };
         let input = RunInput {
             prompt: self.prompt,
             prompt_parts: self.prompt_parts,
@@ -294,14 +293,19 @@ impl Job {
             id: self.id,
             answer: self.answer,
         };
-        let mut result = self.client.client.run_input(input).await?;
-        let kept = given.map(|given| result.elide_given(&given));
+        let client = &self.client.client;
+        let (result, kept) = if self.elide {
+            let (result, kept) = client.run_eliding(input).await?;
+            (result, Some(kept))
+        } else {
+            (client.run_input(input).await?, None)
+        };
         Ok(Ran { result, kept })
     }
 }
 
 /// A finished run, and how many of its leading messages were left out as the caller's own
-/// (`"elide_history": true` in the input; see [`RunResult::elide_given`]).
+/// (`"elide_history": true` in the input; see `Client::run_eliding`).
 pub(crate) struct Ran {
     result: RunResult,
     kept: Option<usize>,

@@ -7,6 +7,7 @@
 //! (`incomplete`).
 
 mod call;
+mod elide;
 mod in_process;
 mod lenient;
 pub use call::retry_after_seconds;
