@@ -346,7 +346,7 @@ impl Client {
         let watch = watch_signal(env, signal, token.clone(), id, func, "options.signal")?;
         let client = self.inner.clone();
         let given = start.given;
-        let elide = given.is_some() && !start.history.is_empty();
+        let elide = given.is_some();
         let run = async move {
             let resume = match start.resume {
                 Some((p, a)) => Some((engine::Request::from_json(&p)?, engine::Answer::from_json(&a)?)),

@@ -17,16 +17,7 @@ pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
             let _ = serde_json::to_writer(&mut *out, n);
         }
         Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_value(out, item);
-            }
-            out.push(b']');
-        }
+        Value::Array(items) => write_array(out, items),
         Value::Object(map) => {
             out.push(b'{');
             for (i, (k, item)) in map.iter().enumerate() {
