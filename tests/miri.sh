@@ -16,4 +16,4 @@ cd "$here/.."
 # The pure modules only: Miri cannot run what spawns processes or opens sockets.
 MIRIFLAGS=-Zmiri-disable-isolation CARGO_TARGET_DIR="$root/miri" \
   cargo "+$NIGHTLY" miri test --quiet -p toolnexus --lib -- \
-  answer:: client:: error:: hooks:: json_write:: redact:: relay:: tool:: toolkit:: types:: warning::
+  answer:: client:: error:: hooks:: json_scan:: json_write:: redact:: relay:: tool:: toolkit:: types:: warning::

@@ -323,7 +323,7 @@ impl FromNapiValue for Json {
         if text.is_empty() {
             return Ok(Json(Value::Null));
         }
-        serde_json::from_str(&text).map(Json).map_err(|e| napi::Error::from_reason(e.to_string()))
+        engine::parse_json(&text).map(Json).map_err(|e| napi::Error::from_reason(e.to_string()))
     }
 }
 

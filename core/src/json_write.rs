@@ -4,6 +4,7 @@
 //! a Go history-200 run's CPU (bench/peers/left.md); most of a transcript's bytes are plain
 //! text that needs no escape, which this skips a chunk at a time.
 
+use crate::json_scan::next_escape;
 use serde_json::Value;
 
 /// Appends `v`'s JSON to `out`.
@@ -43,59 +44,6 @@ pub(crate) fn write_array(out: &mut Vec<u8>, items: &[Value]) {
         write_value(out, item);
     }
     out.push(b']');
-}
-
-/// One bit per byte of `chunk`, set where the byte needs an escape: below 0x20, '"' or '\\'.
-/// Bytes from 0x80 on are UTF-8, written as they are.
-#[cfg(target_arch = "x86_64")]
-fn escape_mask(chunk: &[u8; 16]) -> u32 {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
-    // SAFETY: SSE2 is part of every x86_64 CPU, `chunk` is 16 readable bytes, and an
-    // unaligned load reads them wherever they sit.
-    unsafe {
-        let v = _mm_loadu_si128(chunk.as_ptr().cast());
-        // Unsigned: a byte is below 0x20 when its minimum with 0x1f is itself.
-        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
-        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-        _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash))) as u32
-    }
-}
-
-/// [`escape_mask`] a byte at a time, for other targets (and, on x86_64, for its tests).
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn escape_mask_bytes(chunk: &[u8; 16]) -> u32 {
-    let needs_escape = |c: u8| c < 0x20 || c == b'"' || c == b'\\';
-    chunk.iter().enumerate().fold(0, |m, (k, &c)| m | u32::from(needs_escape(c)) << k)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-use escape_mask_bytes as escape_mask;
-
-/// The index of the first byte from `i` on that needs an escape, or `bytes.len()`.
-fn next_escape(bytes: &[u8], mut i: usize) -> usize {
-    let len = bytes.len();
-    let first = |m: u32, at: usize| if m != 0 { at + m.trailing_zeros() as usize } else { len };
-    if len - i < 16 {
-        // Short strings (most keys) padded with spaces, which need no escape, to one chunk.
-        let mut chunk = [b' '; 16];
-        chunk[..len - i].copy_from_slice(&bytes[i..]);
-        return first(escape_mask(&chunk), i);
-    }
-    while let Some(chunk) = bytes[i..].first_chunk::<16>() {
-        let m = escape_mask(chunk);
-        if m != 0 {
-            return first(m, i);
-        }
-        i += 16;
-    }
-    match bytes.last_chunk::<16>() {
-        // The last 16 bytes, the bits of those already scanned shifted out.
-        Some(tail) if i < len => first(escape_mask(tail) >> (i - (len - 16)), i),
-        _ => len,
-    }
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -149,23 +97,6 @@ mod tests {
             for pad in 0..34 {
                 same_as_serde(&json!(format!("{}{s}{}", "x".repeat(pad), "y".repeat(pad))));
             }
-        }
-    }
-
-    #[test]
-    fn every_chunk_is_masked_as_byte_by_byte() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        for round in 0..ROUNDS {
-            let mut chunk = [0u8; 16];
-            for b in &mut chunk {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                // Half the rounds only the bytes at the edges of what needs an escape.
-                let edges = [0x1f, 0x20, b'"', b'\\', 0x7f, 0x80, 0, 0xff];
-                *b = if round % 2 == 0 { x as u8 } else { edges[(x % 8) as usize] };
-            }
-            assert_eq!(escape_mask(&chunk), escape_mask_bytes(&chunk), "{chunk:?}");
         }
     }
 

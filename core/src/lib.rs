@@ -37,6 +37,8 @@ mod error;
 pub mod fuzzing;
 mod hooks;
 mod http_tool;
+mod json_read;
+mod json_scan;
 mod json_write;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -79,6 +81,7 @@ pub use http_tool::{
     expand_env_headers, expand_env_headers_json, http_tool, BodyMode, HttpToolSpec, ResultMode,
     DEFAULT_HTTP_TIMEOUT_MS, HTTP_TOOL_KEYS,
 };
+pub use json_read::parse_json;
 pub use pid::process_id;
 pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
 pub use skill::{

@@ -103,7 +103,7 @@ pub(crate) fn in_opt_str<'a>(p: *const c_char, what: &str) -> Result<Option<&'a 
 /// A required JSON argument.
 pub(crate) fn in_json(p: *const c_char, what: &str) -> Result<Value> {
     let s = in_str(p, what)?;
-    serde_json::from_str(s).map_err(|e| Error::invalid(format!("{what} is not valid JSON: {e}")))
+    engine::parse_json(s).map_err(|e| Error::invalid(format!("{what} is not valid JSON: {e}")))
 }
 
 /// A string to hand to a callback for the duration of the call.

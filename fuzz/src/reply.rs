@@ -2,7 +2,8 @@
 //! records: no empty assistant message, no empty text block, tool calls with an id and a name
 //! and object arguments, and a transcript in which every call gets exactly one result. A body
 //! that is JSON is also written back as a request body writes a transcript, byte for byte as
-//! serde_json writes it.
+//! serde_json writes it, and a body that is UTF-8 is read by `toolnexus::parse_json` as
+//! serde_json reads it (value, key order and error message).
 
 use serde_json::Value;
 use toolnexus::fuzzing::{self, ParsedCall, ParsedReply};
@@ -11,6 +12,16 @@ use toolnexus::{ErrorKind, Style, ToolResult};
 /// Parses `body` as a 2xx reply in `style` and checks the result, and that reading it straight
 /// from its bytes (as a call with no `after_llm` hook does) agrees.
 pub fn check(style: Style, body: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(body) {
+        match (toolnexus::parse_json(text), serde_json::from_str::<Value>(text)) {
+            (Ok(ours), Ok(theirs)) => {
+                assert_eq!(ours, theirs);
+                assert_eq!(ours.to_string(), theirs.to_string(), "keys read in another order");
+            }
+            (Err(ours), Err(theirs)) => assert_eq!(ours.to_string(), theirs.to_string()),
+            (ours, theirs) => panic!("parse_json gave {ours:?} where serde_json gave {theirs:?}"),
+        }
+    }
     if let Ok(value) = serde_json::from_slice::<Value>(body) {
         let ours = fuzzing::write_json(&value);
         assert_eq!(ours, serde_json::to_vec(&value).unwrap(), "written otherwise than serde_json writes it");
