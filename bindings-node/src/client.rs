@@ -11,7 +11,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use crate::args::{arg, object_arg, optional_object_arg};
-use crate::convert::{Json, RunResult};
+use crate::convert::{Json, JsonText, RunResult};
 use crate::error::{invalid, throw, to_js};
 use crate::keepalive;
 use crate::lazy::Raw;
@@ -98,8 +98,8 @@ pub struct ResumeOptions<'a> {
 }
 
 /// A transcript passed by the host: an array of messages (`null`/`undefined` = none).
-fn history_of(h: Json) -> engine::Result<Vec<Value>> {
-    match h.0 {
+fn history_of(h: Value) -> engine::Result<Vec<Value>> {
+    match h {
         Value::Array(a) => Ok(a),
         Value::Null => Ok(Vec::new()),
         _ => Err(crate::error::invalid("history must be an array of messages")),
@@ -124,6 +124,8 @@ struct Start {
     /// The caller's own history array (`history`'s JS form): the result's transcript starts
     /// with its unchanged messages, not with copies of them (RunResult::to_js).
     given: Option<ObjectRef<false>>,
+    /// The JSON text `history` was read from, which the result's messages are compared with.
+    given_text: String,
     /// `(pending, answer)` as the host passed them, read inside the run so a malformed one
     /// rejects the Promise like any run failure.
     resume: Option<(Value, Value)>,
@@ -232,6 +234,7 @@ impl Client {
             prompt: None,
             history: Vec::new(),
             given: None,
+            given_text: String::new(),
             resume,
             stream: None,
             id: Some(id),
@@ -271,16 +274,18 @@ impl Client {
         const F: &str = "runWithAnswer";
         let toolkit: Option<ClassInstance<Toolkit>> = arg(env, toolkit, F, "toolkit", "a Toolkit")?;
         let given = given_history(env, &history)?;
-        let history: Json = arg(env, history, F, "history", "an array of messages")?;
+        let history: JsonText = arg(env, history, F, "history", "an array of messages")?;
         let pending: Value = arg(env, pending, F, "pending", "a Request object")?;
         let answer: Value = arg(env, answer, F, "answer", "an Answer object")?;
         let options: Option<ResumeOptions> = optional_object_arg(env, options, F, "options")?;
-        let history = history_of(history).map_err(|e| throw(env, e))?;
+        let given_text = history.text;
+        let history = history_of(history.value).map_err(|e| throw(env, e))?;
         let start = Start {
             toolkit: toolkit.map(|t| t.snapshot()),
             prompt: None,
             history,
             given,
+            given_text,
             resume: Some((pending, answer)),
             stream: None,
             id: None,
@@ -317,15 +322,17 @@ impl Client {
             Some(o) => (o.toolkit, o.history, o.signal, o.id),
             None => (None, None, None, None),
         };
+        let given = history.as_ref().map(|h| given_history(env, h)).transpose()?.flatten();
+        let history_json: JsonText = match history {
+            Some(h) => arg(env, h, func, "options.history", "an array of messages")?,
+            None => JsonText { value: Value::Null, text: String::new() },
+        };
         let start = Start {
             toolkit: toolkit.map(|t| t.snapshot()),
             prompt: Some(prompt.0),
-            given: history.as_ref().map(|h| given_history(env, h)).transpose()?.flatten(),
-            history: match history {
-                Some(h) => history_of(arg(env, h, func, "options.history", "an array of messages")?)
-                    .map_err(|e| throw(env, e))?,
-                None => Vec::new(),
-            },
+            given,
+            history: history_of(history_json.value).map_err(|e| throw(env, e))?,
+            given_text: history_json.text,
             resume: None,
             stream,
             id,
@@ -347,6 +354,7 @@ impl Client {
         let client = self.inner.clone();
         let given = start.given;
         let elide = given.is_some();
+        let given_text = start.given_text;
         let run = async move {
             let resume = match start.resume {
                 Some((p, a)) => Some((engine::Request::from_json(&p)?, engine::Answer::from_json(&a)?)),
@@ -370,7 +378,7 @@ impl Client {
                 answer,
             };
             if elide {
-                client.run_eliding(input).await
+                client.run_eliding_text(input, &given_text).await
             } else {
                 Ok((client.run_input(input).await?, 0))
             }

@@ -319,11 +319,39 @@ impl napi::bindgen_prelude::ValidateNapiValue for Json {}
 
 impl FromNapiValue for Json {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        // SAFETY: passed on from napi's own call, on the JS thread.
+        Ok(Json(unsafe { JsonText::from_napi_value(env, v) }?.value))
+    }
+}
+
+/// A [`Json`] that keeps the text it crossed as: a run's history, with which an eliding run
+/// compares the result's messages (`Client::run_eliding_text`) instead of with a copy.
+pub struct JsonText {
+    pub value: Value,
+    /// `JSON.stringify`'s text; empty for what it cannot show (the value is then `null`).
+    pub text: String,
+}
+
+impl napi::bindgen_prelude::TypeName for JsonText {
+    fn type_name() -> &'static str {
+        "Json"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl napi::bindgen_prelude::ValidateNapiValue for JsonText {}
+
+impl FromNapiValue for JsonText {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
         let text = json_stringify(env, v)?;
         if text.is_empty() {
-            return Ok(Json(Value::Null));
+            return Ok(JsonText { value: Value::Null, text });
         }
-        engine::parse_json(&text).map(Json).map_err(|e| napi::Error::from_reason(e.to_string()))
+        let value = engine::parse_json(&text).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        Ok(JsonText { value, text })
     }
 }
 

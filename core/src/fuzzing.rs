@@ -112,6 +112,12 @@ pub fn write_json(value: &Value) -> Vec<u8> {
     out
 }
 
+/// How many of `messages`, from the first, the JSON array `array` holds (what an eliding run
+/// keeps of its caller's history, `Client::run_eliding_text`).
+pub fn same_prefix(array: &str, messages: &[Value]) -> usize {
+    crate::json_same::same_prefix(array, messages)
+}
+
 /// Feeds `bytes` to the transport's HTTP/1.1 response reader, at most `max_read` bytes per
 /// read (so a response arrives split the way the network may split it), and returns the
 /// response and whether the connection would be reused. The source never blocks, so a reader

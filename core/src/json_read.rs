@@ -7,7 +7,9 @@
 //! number other than a short integer is serde_json's reading of that number's text, so values
 //! and error messages are serde_json's own. fuzz/src/reply.rs checks the two agree.
 
-use crate::json_scan::next_escape;
+use std::ops::Range;
+
+use crate::json_scan::{next_escape, unescape};
 use serde_json::{Map, Number, Value};
 
 /// Deeper than this, the document is left to serde_json (whose own limit is 128).
@@ -21,9 +23,20 @@ pub fn parse_json(text: &str) -> serde_json::Result<Value> {
     }
 }
 
+/// [`parse_json`], and where in `text` the value of the top-level object's member `key` is
+/// (of a key given twice, the last, whose value the object keeps). The span is `None` when
+/// there is no such member, and when serde_json read the text.
+pub fn parse_json_member(text: &str, key: &str) -> serde_json::Result<(Value, Option<Range<usize>>)> {
+    let mut r = Reader::new(text, Some(key));
+    match r.document() {
+        Some(v) => Ok((v, r.span)),
+        None => serde_json::from_str(text).map(|v| (v, None)),
+    }
+}
+
 /// `text` as a [`Value`], or `None` where serde_json is to read it.
 fn read(text: &str) -> Option<Value> {
-    Reader { text, bytes: text.as_bytes(), at: 0, depth: 0 }.document()
+    Reader::new(text, None).document()
 }
 
 /// A cursor over the text; every method returns `None` for what it leaves to serde_json.
@@ -32,9 +45,16 @@ struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
     depth: u32,
+    /// The top-level member whose value's place in the text is wanted, and that place.
+    watch: Option<&'a str>,
+    span: Option<Range<usize>>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(text: &'a str, watch: Option<&'a str>) -> Self {
+        Reader { text, bytes: text.as_bytes(), at: 0, depth: 0, watch, span: None }
+    }
+
     fn document(&mut self) -> Option<Value> {
         let v = self.value()?;
         self.skip_ws();
@@ -120,7 +140,7 @@ impl Reader<'_> {
                     return Some(out);
                 }
                 b'\\' => {
-                    let (c, len) = self.escape(i + 1)?;
+                    let (c, len) = unescape(self.bytes, i + 1)?;
                     out.push(c);
                     from = i + 1 + len;
                 }
@@ -129,30 +149,6 @@ impl Reader<'_> {
             }
             i = next_escape(self.bytes, from);
         }
-    }
-
-    /// The character an escape after a backslash at `at` stands for, and the escape's length.
-    fn escape(&self, at: usize) -> Option<(char, usize)> {
-        let c = match *self.bytes.get(at)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let hex = std::str::from_utf8(self.bytes.get(at + 1..at + 5)?).ok()?;
-                if !hex.bytes().all(|h| h.is_ascii_hexdigit()) {
-                    return None;
-                }
-                // Surrogates (pairs and lone halves) are left to serde_json.
-                return Some((char::from_u32(u32::from_str_radix(hex, 16).ok()?)?, 5));
-            }
-            _ => return None,
-        };
-        Some((c, 1))
     }
 
     fn array(&mut self) -> Option<Value> {
@@ -193,7 +189,12 @@ impl Reader<'_> {
                 if key.starts_with('$') || self.next()? != b':' {
                     return None;
                 }
+                self.skip_ws();
+                let start = self.at;
                 let v = self.value()?;
+                if self.depth == 1 && self.watch == Some(key.as_str()) {
+                    self.span = Some(start..self.at);
+                }
                 map.insert(key, v);
                 match self.next()? {
                     b',' if self.next()? == b'"' => {}
@@ -258,6 +259,20 @@ mod tests {
             "function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},
             {"role":"tool","tool_call_id":"c1","content":"18 C","n":[0,-7,42]}]"#;
         assert_eq!(read(text).map(|v| v.to_string()), Some(serde_json::from_str::<Value>(text).unwrap().to_string()));
+    }
+
+    #[test]
+    fn a_member_is_found_where_the_object_has_it() {
+        let text = r#"{"prompt":"hi", "history" : [{"role":"user","content":"a"}] ,"n":{"history":1},"history":[]}"#;
+        let (v, span) = parse_json_member(text, "history").unwrap();
+        assert_eq!(v, serde_json::from_str::<Value>(text).unwrap());
+        assert_eq!(&text[span.unwrap()], "[]", "the last of a key given twice, not the nested one");
+        let text = r#"{"prompt":"hi", "history" : [{"role":"user","content":"a"}] }"#;
+        assert_eq!(&text[parse_json_member(text, "history").unwrap().1.unwrap()], r#"[{"role":"user","content":"a"}]"#);
+        assert_eq!(parse_json_member(r#"{"prompt":"hi"}"#, "history").unwrap().1, None);
+        assert_eq!(parse_json_member(r#"[{"history":[]}]"#, "history").unwrap().1, None, "not a top-level member");
+        assert_eq!(parse_json_member(r#"{"history":[],"$x":1}"#, "history").unwrap().1, None, "read by serde_json");
+        assert!(parse_json_member(r#"{"history":[}"#, "history").is_err());
     }
 
     #[test]

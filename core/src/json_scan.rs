@@ -2,6 +2,7 @@
 //! sixteen bytes at a time: SSE2 on x86_64, a byte-at-a-time mask elsewhere. Writing a
 //! request body ([`crate::json_write`]) and reading JSON text that crosses from a binding
 //! ([`crate::json_read`]) both spend most of their time on a transcript's long plain strings.
+//! Also what an escape in a JSON string stands for, for the reader and [`crate::json_same`].
 
 /// One bit per byte of `chunk`, set where the byte needs an escape: below 0x20, '"' or '\\'.
 /// Bytes from 0x80 on are UTF-8, written as they are.
@@ -54,6 +55,28 @@ pub(crate) fn next_escape(bytes: &[u8], mut i: usize) -> usize {
         Some(tail) if i < len => first(escape_mask(tail) >> (i - (len - 16)), i),
         _ => len,
     }
+}
+
+/// The character the escape after a backslash at `at` stands for, and the escape's length;
+/// `None` for a surrogate (of a pair or alone) and for what is not an escape.
+pub(crate) fn unescape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+    let c = match *bytes.get(at)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let hex = bytes.get(at + 1..at + 5)?;
+            let code = hex.iter().try_fold(0u32, |n, &h| Some(n * 16 + char::from(h).to_digit(16)?))?;
+            return Some((char::from_u32(code)?, 5));
+        }
+        _ => return None,
+    };
+    Some((c, 1))
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ pub mod fuzzing;
 mod hooks;
 mod http_tool;
 mod json_read;
+mod json_same;
 mod json_scan;
 mod json_write;
 #[cfg(feature = "mcp")]
@@ -81,7 +82,7 @@ pub use http_tool::{
     expand_env_headers, expand_env_headers_json, http_tool, BodyMode, HttpToolSpec, ResultMode,
     DEFAULT_HTTP_TIMEOUT_MS, HTTP_TOOL_KEYS,
 };
-pub use json_read::parse_json;
+pub use json_read::{parse_json, parse_json_member};
 pub use pid::process_id;
 pub use redact::{capped_error_body, http_error_message, safe_error_body, MAX_ERROR_BODY, REDACTED};
 pub use skill::{

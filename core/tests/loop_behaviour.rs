@@ -752,3 +752,54 @@ async fn a_hook_answer_of_the_wrong_shape_is_an_error_naming_the_hook_and_key() 
         let _ = t;
     }
 }
+
+/// Rewrites the content of the transcript's second message before the first model call.
+struct RewriteSecond;
+
+impl Hooks for RewriteSecond {
+    fn before_llm(&self, ev: BeforeLlmEvent) -> HookFuture<Option<LlmOverride>> {
+        let mut messages = ev.messages;
+        messages[1]["content"] = json!("rewritten");
+        Box::pin(
+            async move { Ok((ev.turn == 0).then_some(LlmOverride { messages: Some(messages), ..Default::default() })) },
+        )
+    }
+}
+
+#[tokio::test]
+async fn an_eliding_run_keeps_the_given_messages_up_to_the_first_the_engine_changed() {
+    let history = vec![
+        json!({"role": "user", "content": "one \"quoted\"\n"}),
+        json!({"role": "assistant", "content": "two"}),
+        json!({"role": "user", "content": "three"}),
+    ];
+    // The text a binding passed the history as, written otherwise than serde_json writes it.
+    let text = "[ {\"role\":\"user\",\"content\":\"one \\u0022quoted\\\"\\n\"},\n{\"role\":\"assistant\",\"content\":\"two\"},{\"role\":\"user\",\"content\":\"three\"}]";
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap(), json!(history));
+    for hooked in [false, true] {
+        let mut by_copy = None;
+        for through_text in [false, true] {
+            let (mut o, _t) = scripted_client(Style::OpenAi, vec![ScriptedReply::openai_text("done")]);
+            if hooked {
+                o.hooks = Some(Arc::new(RewriteSecond));
+            }
+            let client = Client::new(o).unwrap();
+            let input = RunInput { prompt: Some("go".into()), history: history.clone(), ..Default::default() };
+            let (r, kept) = if through_text {
+                client.run_eliding_text(input, text).await.unwrap()
+            } else {
+                client.run_eliding(input).await.unwrap()
+            };
+            // Unhooked, the whole history is the caller's; hooked, only the first message.
+            assert_eq!(kept, if hooked { 1 } else { 3 }, "hooked {hooked}, through text {through_text}");
+            assert_eq!(
+                r.messages.first().map(|m| m["content"].clone()),
+                Some(json!(if hooked { "rewritten" } else { "go" }))
+            );
+            match &by_copy {
+                None => by_copy = Some((r.messages, kept)),
+                Some(first) => assert_eq!(first, &(r.messages, kept)),
+            }
+        }
+    }
+}

@@ -7,7 +7,7 @@ use engine::{Answer, CancellationToken, Client, ClientOptions, Error, Request, R
 use serde_json::{Map, Value};
 
 use crate::done::{start_async, tn_done_fn, Drive};
-use crate::guard::{call, in_json, quietly, write_out, Result};
+use crate::guard::{call, in_json, in_json_member, quietly, write_out, Result};
 use crate::handles::{self, Object};
 use crate::host::{
     tn_body_transform_fn, tn_free_fn, tn_hook_fn, tn_on_error_fn, tn_on_metric_fn, tn_on_warning_fn, tn_transport_fn,
@@ -217,6 +217,9 @@ pub(crate) struct Job {
     pub(crate) stream: Option<engine::StreamTo>,
     /// Whether the result leaves out the unchanged history it starts with.
     elide: bool,
+    /// The JSON text the history was read from, when eliding: the result's messages are
+    /// compared with it (`Client::run_eliding_text`).
+    history_text: Option<String>,
 }
 
 impl Job {
@@ -237,7 +240,18 @@ impl Job {
             cancel: if cancel.is_null() { None } else { Some(handles::cancel(cancel)?) },
             stream: None,
             elide: false,
+            history_text: None,
         })
+    }
+
+    /// [`Job::input`] of the C string `input_json`, keeping its history's text when eliding.
+    pub(crate) fn input_json(self, input_json: *const c_char) -> Result<Job> {
+        let (v, history) = in_json_member(input_json, "input_json", "history")?;
+        let mut job = self.input(v)?;
+        if job.elide {
+            job.history_text = history.map(str::to_owned);
+        }
+        Ok(job)
     }
 
     /// Reads `{"prompt", "history"?, "id"?}`, `{"history", "pending", "answer"}` or
@@ -294,11 +308,16 @@ impl Job {
             answer: self.answer,
         };
         let client = &self.client.client;
-        let (result, kept) = if self.elide {
-            let (result, kept) = client.run_eliding(input).await?;
-            (result, Some(kept))
-        } else {
-            (client.run_input(input).await?, None)
+        let (result, kept) = match (self.elide, &self.history_text) {
+            (true, Some(text)) => {
+                let (result, kept) = client.run_eliding_text(input, text).await?;
+                (result, Some(kept))
+            }
+            (true, None) => {
+                let (result, kept) = client.run_eliding(input).await?;
+                (result, Some(kept))
+            }
+            (false, _) => (client.run_input(input).await?, None),
         };
         Ok(Ran { result, kept })
     }
@@ -352,7 +371,7 @@ pub unsafe extern "C" fn tn_client_run(
         if result_out.is_null() {
             return Err(Error::invalid("result_out is NULL"));
         }
-        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let job = Job::new(client, toolkit, cancel)?.input_json(input_json)?;
         let r = block_on(job.run())?;
         write_out(result_out, "result_out", result_json(&r))
     })
@@ -415,7 +434,7 @@ pub unsafe extern "C" fn tn_client_run_async(
     error_out: *mut *mut c_char,
 ) -> i32 {
     call(error_out, || {
-        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let job = Job::new(client, toolkit, cancel)?.input_json(input_json)?;
         start(job, Drive::Spawn, done, user_data)
     })
 }
@@ -445,7 +464,7 @@ pub unsafe extern "C" fn tn_client_run_here(
     error_out: *mut *mut c_char,
 ) -> i32 {
     call(error_out, || {
-        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let job = Job::new(client, toolkit, cancel)?.input_json(input_json)?;
         start(job, Drive::Here, done, user_data)
     })
 }

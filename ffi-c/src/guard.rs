@@ -102,8 +102,19 @@ pub(crate) fn in_opt_str<'a>(p: *const c_char, what: &str) -> Result<Option<&'a 
 
 /// A required JSON argument.
 pub(crate) fn in_json(p: *const c_char, what: &str) -> Result<Value> {
-    let s = in_str(p, what)?;
-    engine::parse_json(s).map_err(|e| Error::invalid(format!("{what} is not valid JSON: {e}")))
+    engine::parse_json(in_str(p, what)?).map_err(|e| not_json(what, e))
+}
+
+/// [`in_json`] of an object, with the text of its top-level member `key`'s value (`None`
+/// where it has none, or where the fast reader left the text to serde_json).
+pub(crate) fn in_json_member<'a>(p: *const c_char, what: &str, key: &str) -> Result<(Value, Option<&'a str>)> {
+    let s: &'a str = in_str(p, what)?;
+    let (v, span) = engine::parse_json_member(s, key).map_err(|e| not_json(what, e))?;
+    Ok((v, span.and_then(|r| s.get(r))))
+}
+
+fn not_json(what: &str, e: serde_json::Error) -> Error {
+    Error::invalid(format!("{what} is not valid JSON: {e}"))
 }
 
 /// A string to hand to a callback for the duration of the call.

@@ -8,7 +8,7 @@ use engine::{Error, OnStreamEvent, StreamEvent, StreamTo};
 
 use crate::client::{result_json, start, tn_cancel, tn_client, Job};
 use crate::done::{tn_done_fn, Drive};
-use crate::guard::{c_arg, call, in_json, write_out, Result};
+use crate::guard::{c_arg, call, write_out, Result};
 use crate::runtime::block_on;
 use crate::toolkit::tn_toolkit;
 
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn tn_client_stream(
         if result_out.is_null() {
             return Err(Error::invalid("result_out is NULL"));
         }
-        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let job = Job::new(client, toolkit, cancel)?.input_json(input_json)?;
         let r = block_on(streamed(job, on_event, event_user_data)?.run())?;
         write_out(result_out, "result_out", result_json(&r))
     })
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn tn_client_stream_async(
     error_out: *mut *mut c_char,
 ) -> i32 {
     call(error_out, || {
-        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let job = Job::new(client, toolkit, cancel)?.input_json(input_json)?;
         let job = streamed(job, on_event, user_data)?;
         start(job, Drive::Spawn, done, user_data)
     })
@@ -113,7 +113,7 @@ pub unsafe extern "C" fn tn_client_stream_here(
     error_out: *mut *mut c_char,
 ) -> i32 {
     call(error_out, || {
-        let job = Job::new(client, toolkit, cancel)?.input(in_json(input_json, "input_json")?)?;
+        let job = Job::new(client, toolkit, cancel)?.input_json(input_json)?;
         let job = streamed(job, on_event, user_data)?;
         start(job, Drive::Here, done, user_data)
     })

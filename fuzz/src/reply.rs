@@ -9,6 +9,36 @@ use serde_json::Value;
 use toolnexus::fuzzing::{self, ParsedCall, ParsedReply};
 use toolnexus::{ErrorKind, Style, ToolResult};
 
+/// A message that differs from what the text holds in one place (a key gone, a string
+/// longer) is never taken for it when eliding a caller's history.
+fn check_same_prefix(text: &str, value: Value) {
+    let array = format!("[{text}]");
+    assert!(fuzzing::same_prefix(&array, std::slice::from_ref(&value)) <= 1);
+    let mut changed = value.clone();
+    if let Value::Object(map) = &mut changed {
+        // The last key: removing it leaves the others in their order.
+        if let Some(last) = map.keys().next_back().cloned() {
+            map.remove(&last);
+            assert_eq!(fuzzing::same_prefix(&array, &[changed]), 0, "a key gone");
+        }
+    }
+    let mut changed = value;
+    if let Some(s) = first_string(&mut changed) {
+        s.push('x');
+        assert_eq!(fuzzing::same_prefix(&array, &[changed]), 0, "a string longer");
+    }
+}
+
+/// The first string in `v`, depth first.
+fn first_string(v: &mut Value) -> Option<&mut String> {
+    match v {
+        Value::String(s) => Some(s),
+        Value::Array(items) => items.iter_mut().find_map(first_string),
+        Value::Object(map) => map.values_mut().find_map(first_string),
+        _ => None,
+    }
+}
+
 /// Parses `body` as a 2xx reply in `style` and checks the result, and that reading it straight
 /// from its bytes (as a call with no `after_llm` hook does) agrees.
 pub fn check(style: Style, body: &[u8]) {
@@ -17,6 +47,7 @@ pub fn check(style: Style, body: &[u8]) {
             (Ok(ours), Ok(theirs)) => {
                 assert_eq!(ours, theirs);
                 assert_eq!(ours.to_string(), theirs.to_string(), "keys read in another order");
+                check_same_prefix(text, ours);
             }
             (Err(ours), Err(theirs)) => assert_eq!(ours.to_string(), theirs.to_string()),
             (ours, theirs) => panic!("parse_json gave {ours:?} where serde_json gave {theirs:?}"),

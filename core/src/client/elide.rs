@@ -25,6 +25,19 @@ impl Client {
         r.messages.drain(..kept);
         Ok((r, kept))
     }
+
+    /// [`Client::run_eliding`] for a history that crossed as JSON text: `given` is the JSON
+    /// array `input.history` was read from, and the result's messages are compared with it,
+    /// instead of with a copy of the history made before the run (for a long transcript the
+    /// copy and its drop cost more than the walk over the text, `crate::json_same`). A
+    /// message the text does not hold, or holds in a way this walk does not read (a
+    /// surrogate escape, a key given twice), counts as changed.
+    pub async fn run_eliding_text(&self, input: RunInput<'_>, given: &str) -> Result<(RunResult, usize)> {
+        let mut r = self.run_input(input).await?;
+        let kept = crate::json_same::same_prefix(given, &r.messages);
+        r.messages.drain(..kept);
+        Ok((r, kept))
+    }
 }
 
 /// How many leading messages of `messages` are those of `given`.
