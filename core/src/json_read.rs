@@ -285,13 +285,7 @@ mod tests {
 
     #[test]
     fn random_documents_and_their_damaged_copies_read_as_serde_json_reads_them() {
-        let mut x: u64 = 0x243f_6a88_85a3_08d3;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::json_scan::xorshift(0x243f_6a88_85a3_08d3);
         let pieces = ["a", " ", "\"", "\\", "\n", "\u{1}", "é", "日", "🎉", "\u{2028}", "text of some length"];
         for _ in 0..ROUNDS {
             let messages: Vec<Value> = (0..next() % 6)

@@ -204,13 +204,7 @@ mod tests {
 
     #[test]
     fn random_messages_and_their_changed_copies_agree_with_serde_json() {
-        let mut x: u64 = 0x1319_8a2e_0370_7344;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::json_scan::xorshift(0x1319_8a2e_0370_7344);
         let pieces = ["a", " ", "\"", "\\", "\n", "\u{1}", "é", "日", "🎉", "/", "text of some length"];
         let text = |next: &mut dyn FnMut() -> u64| -> String {
             (0..next() % 10).map(|_| pieces[(next() % pieces.len() as u64) as usize]).collect()
@@ -224,7 +218,7 @@ mod tests {
             // One message changed: a string's text or a number.
             let mut changed = given.clone();
             let i = (next() % given.len() as u64) as usize;
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 changed[i]["content"] = json!(text(&mut next));
             } else {
                 changed[i]["n"][0] = json!(next() % 3);

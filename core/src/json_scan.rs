@@ -79,6 +79,17 @@ pub(crate) fn unescape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
     Some((c, 1))
 }
 
+/// A fixed xorshift stream, for the JSON modules' randomised tests.
+#[cfg(test)]
+pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
