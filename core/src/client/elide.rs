@@ -52,6 +52,7 @@ fn same(a: &Value, b: &Value) -> bool {
             a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && same(va, vb))
         }
         (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same(a, b)),
+        (Value::Number(_), Value::Number(_)) => crate::json_same::same_number(a, b),
         _ => a == b,
     }
 }
@@ -83,5 +84,7 @@ mod tests {
         let longer = json!({"role": "assistant", "tool_calls": [call("id")[0].clone(), 1]});
         assert_eq!(kept(&nested, &[longer]), 0);
         assert_eq!(kept(&[json!(1)], &[json!(1.0)]), 0, "an integer is not a float");
+        assert_eq!(kept(&[json!(-0.0)], &[json!(0.0)]), 0, "nor is -0.0 the same as 0.0");
+        assert_eq!(kept(&[json!(-0.0)], &[json!(-0.0)]), 1);
     }
 }
