@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use crate::json_scan::{next_escape, unescape};
+use crate::json_scan::{next_escape, number_end, skip_ws, unescape};
 use serde_json::{Map, Number, Value};
 
 /// Deeper than this, the document is left to serde_json (whose own limit is 128).
@@ -62,9 +62,7 @@ impl<'a> Reader<'a> {
     }
 
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.at) {
-            self.at += 1;
-        }
+        self.at = skip_ws(self.bytes, self.at);
     }
 
     /// The next byte after whitespace, consumed.
@@ -98,10 +96,7 @@ impl<'a> Reader<'a> {
 
     fn number(&mut self) -> Option<Value> {
         let start = self.at - 1;
-        let mut end = self.at;
-        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.bytes.get(end) {
-            end += 1;
-        }
+        let end = number_end(self.bytes, self.at);
         self.at = end;
         let span = &self.bytes[start..end];
         let (negative, digits) = match span.split_first() {

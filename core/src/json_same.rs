@@ -10,7 +10,7 @@
 //! not read the common way (a surrogate escape, a key given twice) counts as different, which
 //! only hands back the engine's copy of a message that may have been the caller's.
 
-use crate::json_scan::{next_escape, unescape};
+use crate::json_scan::{next_escape, number_end, skip_ws, unescape};
 use serde_json::Value;
 
 /// How many of `messages`, from the first, are the elements of the JSON array `array`, in
@@ -45,9 +45,7 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.at) {
-            self.at += 1;
-        }
+        self.at = skip_ws(self.bytes, self.at);
     }
 
     /// Whether the next byte after whitespace is `c`, consumed if so.
@@ -101,9 +99,7 @@ impl Cursor<'_> {
     fn number(&mut self, v: &Value) -> bool {
         self.skip_ws();
         let start = self.at;
-        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.bytes.get(self.at) {
-            self.at += 1;
-        }
+        self.at = number_end(self.bytes, start);
         start < self.at && serde_json::from_str::<Value>(&self.text[start..self.at]).is_ok_and(|n| same_number(&n, v))
     }
 

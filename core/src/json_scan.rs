@@ -79,6 +79,23 @@ pub(crate) fn unescape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
     Some((c, 1))
 }
 
+/// The index of the first byte at or after `at` that is not JSON whitespace.
+pub(crate) fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The end of the run of number bytes (digits, sign, point, exponent) starting at `at`; what the
+/// run means is left to whoever reads it.
+pub(crate) fn number_end(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
 /// A fixed xorshift stream, for the JSON modules' randomised tests.
 #[cfg(test)]
 pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
