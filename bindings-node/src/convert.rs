@@ -1,27 +1,35 @@
 //! The data that crosses into JS, in the JS port's shapes: results camelCase (`toolCalls`,
 //! `isError`, `usage.promptTokens`), Request/Answer with their pinned wire keys (`expiresAt`).
-//! Pure mapping between engine types and napi objects; no behaviour.
+//! Pure mapping between engine types and napi objects; no behaviour. A run's result crosses as
+//! JSON text made into JS by one `JSON.parse` (`RunResult::to_js`): napi's object building, a
+//! call per property, cost several times more. Its types derive `Serialize` with the names and
+//! the absent `None` fields napi gives them.
 
 use engine::JsonObject;
 use napi::bindgen_prelude::{FnArgs, FromNapiValue, Function, JsObjectValue, Object, ToNapiValue, Unknown};
 use napi::{sys, Env, JsValue, ValueType};
 use napi_derive::napi;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::invalid;
 
 /// What a suspended tool is waiting for (wire keys, shared by every port).
 #[napi(object)]
-#[derive(Clone)]
+#[derive(Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Request {
     pub id: String,
     /// Open vocabulary: `authorization`, `approval`, `input`, `tool_call`, ...
     pub kind: String,
     pub prompt: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     #[napi(ts_type = "Record<string, unknown>")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<JsonObject>,
     /// RFC 3339 time after which the request is stale.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
 }
 
@@ -52,6 +60,8 @@ pub struct ToolResult {
 
 /// One tool call made during a run, with its final result.
 #[napi(object, object_from_js = false)]
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolCallRecord {
     pub name: String,
     #[napi(ts_type = "Record<string, unknown>")]
@@ -59,11 +69,14 @@ pub struct ToolCallRecord {
     pub output: String,
     pub is_error: bool,
     #[napi(ts_type = "Record<string, unknown>")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<JsonObject>,
 }
 
 /// Token usage summed across the turns of a run.
 #[napi(object, object_from_js = false)]
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub prompt_tokens: i64,
     pub completion_tokens: i64,
@@ -72,6 +85,8 @@ pub struct Usage {
 
 /// The outcome of a run.
 #[napi(object, object_from_js = false)]
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RunResult {
     /// The final assistant text (the pending prompt when the run halted).
     pub text: String,
@@ -90,8 +105,10 @@ pub struct RunResult {
     #[napi(ts_type = "'done' | 'pending' | 'incomplete'")]
     pub status: String,
     /// Which limit stopped the run (`maxTurns`), only when `status` is `incomplete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<String>,
     /// The unresolved suspension, only when `status` is `pending`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<Request>,
 }
 
@@ -145,37 +162,43 @@ impl RunResult {
         given: Option<(Object<'_>, usize)>,
     ) -> napi::Result<crate::lazy::Raw> {
         let messages = std::mem::take(&mut r.messages);
-        // SAFETY: on the JS thread of `env`.
-        let obj = unsafe { RunResult::to_napi_value(env.raw(), RunResult::from(r))? };
-        match given {
-            Some((history, kept)) => {
-                let all = given_then(env, history, kept, messages)?;
-                Object::from_raw(env.raw(), obj).set_named_property("messages", all)?;
+        let mut result = RunResult::from(r);
+        // The run's own messages after the caller's go in the result's JSON; a whole
+        // transcript is left for first access.
+        let lazy = match given {
+            None => Some(messages),
+            Some(_) => {
+                result.messages = LaterMessages(Some(messages));
+                None
             }
-            None => crate::lazy::define_lazy_json(env, obj, "messages", Value::Array(messages))?,
+        };
+        let text = serde_json::to_string(&result).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        let obj = json_parse(env, &text)?;
+        if let Some((history, kept)) = given {
+            let mut o = Object::from_raw(env.raw(), obj);
+            let added: Object = o.get_named_property("messages")?;
+            o.set_named_property("messages", given_then(env, history, kept, added)?)?;
+        } else if let Some(messages) = lazy {
+            crate::lazy::define_lazy_json(env, obj, "messages", Value::Array(messages))?;
         }
         Ok(crate::lazy::Raw(obj))
     }
 }
 
-/// The first `kept` elements of the caller's `history` array (`Array.prototype.slice`, one
-/// call however long it is), then `added` made JS.
-fn given_then<'e>(env: &'e Env, history: Object<'_>, kept: usize, added: Vec<Value>) -> napi::Result<Object<'e>> {
+/// `history.slice(0, kept).concat(added)` by `Array.prototype`'s own methods: the caller's
+/// first `kept` messages, the same JS values, then the run's own.
+fn given_then<'e>(env: &Env, history: Object<'e>, kept: usize, added: Object<'e>) -> napi::Result<Object<'e>> {
     let array: Function<Unknown, Unknown> = env.get_global()?.get_named_property("Array")?;
     let prototype: Object = array.get_named_property("prototype")?;
     let slice: Function<FnArgs<(u32, u32)>, Object> = prototype.get_named_property("slice")?;
-    let mut all = crate::call::apply_caught(&slice, history, FnArgs::from((0, kept as u32)))?;
-    for (i, m) in added.into_iter().enumerate() {
-        // SAFETY: on the JS thread of `env`; the value is used at once.
-        let m = unsafe { Unknown::from_raw_unchecked(env.raw(), Json::to_napi_value(env.raw(), Json(m))?) };
-        all.set_element((kept + i) as u32, m)?;
-    }
-    Ok(all)
+    let concat: Function<Object, Object> = prototype.get_named_property("concat")?;
+    let head = crate::call::apply_caught(&slice, history, FnArgs::from((0, kept as u32)))?;
+    crate::call::apply_caught(&concat, head, added)
 }
 
-/// The `messages` slot of a [`RunResult`] while it is being built: `null`, replaced at once by
-/// the lazy property of [`RunResult::to_js`].
-pub struct LaterMessages;
+/// The `messages` slot of a [`RunResult`] while it is being built: the messages to write into
+/// its JSON, or `null` there for the lazy property [`RunResult::to_js`] then puts in its place.
+pub struct LaterMessages(Option<Vec<Value>>);
 
 impl napi::bindgen_prelude::TypeName for LaterMessages {
     fn type_name() -> &'static str {
@@ -184,6 +207,12 @@ impl napi::bindgen_prelude::TypeName for LaterMessages {
 
     fn value_type() -> ValueType {
         ValueType::Object
+    }
+}
+
+impl Serialize for LaterMessages {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
     }
 }
 
@@ -197,7 +226,7 @@ impl From<engine::RunResult> for RunResult {
     fn from(r: engine::RunResult) -> RunResult {
         RunResult {
             text: r.text,
-            messages: LaterMessages,
+            messages: LaterMessages(None),
             tool_calls: r
                 .tool_calls
                 .into_iter()
@@ -358,9 +387,13 @@ impl FromNapiValue for JsonText {
 impl ToNapiValue for Json {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
         let text = serde_json::to_string(&val.0).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        let env = Env::from_raw(env);
-        let json: Object = env.get_global()?.get_named_property("JSON")?;
-        let parse: Function<&str, Unknown> = json.get_named_property("parse")?;
-        Ok(crate::call::apply_caught(&parse, json, text.as_str())?.raw())
+        json_parse(&Env::from_raw(env), &text)
     }
+}
+
+/// `JSON.parse(text)`, on the JS thread of `env`.
+fn json_parse(env: &Env, text: &str) -> napi::Result<sys::napi_value> {
+    let json: Object = env.get_global()?.get_named_property("JSON")?;
+    let parse: Function<&str, Unknown> = json.get_named_property("parse")?;
+    Ok(crate::call::apply_caught(&parse, json, text)?.raw())
 }
