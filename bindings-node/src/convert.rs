@@ -1,9 +1,10 @@
 //! The data that crosses into JS, in the JS port's shapes: results camelCase (`toolCalls`,
 //! `isError`, `usage.promptTokens`), Request/Answer with their pinned wire keys (`expiresAt`).
 //! Pure mapping between engine types and napi objects; no behaviour. A run's result crosses as
-//! JSON text made into JS by one `JSON.parse` (`RunResult::to_js`): napi's object building, a
-//! call per property, cost several times more. Its types derive `Serialize` with the names and
-//! the absent `None` fields napi gives them.
+//! JSON text made into JS by one `JSON.parse` (`RunResult::to_js`), which costs less than
+//! napi's object building, a call per property (callgrind, a weather run's result: 90k -> 73k
+//! instructions). Its types derive `Serialize` with the names napi gives them, and leave out
+//! a `None` field as napi does.
 
 use engine::JsonObject;
 use napi::bindgen_prelude::{FnArgs, FromNapiValue, Function, JsObjectValue, Object, ToNapiValue, Unknown};
