@@ -166,24 +166,27 @@ impl RunResult {
         let mut result = RunResult::from(r);
         // The run's own messages after the caller's go in the result's JSON; a whole
         // transcript is left for first access.
-        let lazy = match given {
-            None => Some(messages),
-            Some(_) => {
+        match given {
+            Some((history, kept)) => {
                 result.messages = LaterMessages(Some(messages));
-                None
+                let obj = json_parse(env, &to_json_text(&result)?)?;
+                let mut o = Object::from_raw(env.raw(), obj);
+                let added: Object = o.get_named_property("messages")?;
+                o.set_named_property("messages", given_then(env, history, kept, added)?)?;
+                Ok(crate::lazy::Raw(obj))
             }
-        };
-        let text = serde_json::to_string(&result).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        let obj = json_parse(env, &text)?;
-        if let Some((history, kept)) = given {
-            let mut o = Object::from_raw(env.raw(), obj);
-            let added: Object = o.get_named_property("messages")?;
-            o.set_named_property("messages", given_then(env, history, kept, added)?)?;
-        } else if let Some(messages) = lazy {
-            crate::lazy::define_lazy_json(env, obj, "messages", Value::Array(messages))?;
+            None => {
+                let obj = json_parse(env, &to_json_text(&result)?)?;
+                crate::lazy::define_lazy_json(env, obj, c"messages", Value::Array(messages))?;
+                Ok(crate::lazy::Raw(obj))
+            }
         }
-        Ok(crate::lazy::Raw(obj))
     }
+}
+
+/// `value` as JSON text; serde_json's error (a map key that is not a string) as napi's.
+fn to_json_text(value: &impl Serialize) -> napi::Result<String> {
+    serde_json::to_string(value).map_err(|e| napi::Error::from_reason(e.to_string()))
 }
 
 /// `history.slice(0, kept).concat(added)` by `Array.prototype`'s own methods: the caller's
@@ -217,9 +220,15 @@ impl Serialize for LaterMessages {
     }
 }
 
+/// Unused by [`RunResult::to_js`], which goes through the JSON text; there for napi's
+/// object conversion, which then gives the messages held or `null`, as the JSON does.
 impl napi::bindgen_prelude::ToNapiValue for LaterMessages {
-    unsafe fn to_napi_value(env: sys::napi_env, _: Self) -> napi::Result<sys::napi_value> {
-        unsafe { <()>::to_napi_value(env, ()) }
+    unsafe fn to_napi_value(env: sys::napi_env, v: Self) -> napi::Result<sys::napi_value> {
+        match v.0 {
+            // SAFETY: the caller's live `env`, on the JS thread.
+            Some(messages) => unsafe { Json::to_napi_value(env, Json(Value::Array(messages))) },
+            None => unsafe { <()>::to_napi_value(env, ()) },
+        }
     }
 }
 
@@ -387,8 +396,7 @@ impl FromNapiValue for JsonText {
 
 impl ToNapiValue for Json {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        let text = serde_json::to_string(&val.0).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        json_parse(&Env::from_raw(env), &text)
+        json_parse(&Env::from_raw(env), &to_json_text(&val.0)?)
     }
 }
 

@@ -128,6 +128,36 @@ describe('both styles', () => {
     assert.deepEqual(Object.getOwnPropertyDescriptor(s, 'messages'), { value: [], writable: true, enumerable: true, configurable: true })
   })
 
+  test('messages is an enumerable accessor until first use; read through an heir it fills the result', async () => {
+    mock.script([openaiReply('a')])
+    const r = await openai().run('x')
+    const before = Object.getOwnPropertyDescriptor(r, 'messages')
+    assert.deepEqual([typeof before.get, typeof before.set, before.enumerable, before.configurable], ['function', 'function', true, true])
+    assert.equal(before.get.call({}), undefined, 'another object holds nothing')
+    assert.equal(before.get.call(7), undefined)
+    const heir = Object.create(r)
+    assert.equal(heir.messages.length, 2)
+    assert.equal(Object.hasOwn(heir, 'messages'), false)
+    assert.equal(Object.getOwnPropertyDescriptor(r, 'messages').value, heir.messages, 'the result itself was filled')
+    assert.equal(before.get.call(r), undefined, 'a kept getter has nothing left to give')
+
+    mock.script([openaiReply('b')])
+    const s = await openai().run('y')
+    const child = Object.create(s)
+    child.messages = ['mine']
+    assert.deepEqual(child.messages, ['mine'])
+    assert.equal(s.messages.length, 2, 'assigning on an heir leaves the result its own')
+  })
+
+  test('an integer past 2^53 in tool arguments is a plain number in the result, which JSON.stringify takes', async () => {
+    const tk = await weatherToolkit()
+    mock.script([openaiReply(null, [['c1', 'add', '{"a":12345678901234567890,"b":1}']]), openaiReply('big')])
+    const r = await openai().run('sum', { toolkit: tk })
+    assert.equal(typeof r.toolCalls[0].args.a, 'number')
+    assert.equal(r.toolCalls[0].args.a, 12345678901234567890)
+    assert.equal(JSON.parse(JSON.stringify(r)).toolCalls[0].args.b, 1)
+  })
+
   test('history continues a transcript', async () => {
     mock.script([openaiReply('again')])
     const history = [
