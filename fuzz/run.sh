@@ -2,6 +2,7 @@
 # Builds every fuzz target and runs each for a while, one after the other, one job each:
 #
 #   fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 10 seconds, every target)
+#   FUZZ_PROFILE=dev fuzz/run.sh ...                 a quicker build for short runs (Cargo.toml)
 #
 # Each target starts from its committed seeds (fuzz/corpus/<target>/); what it finds on the
 # way is kept under the target directory, not in the repository. Prints, per target, the
@@ -36,17 +37,23 @@ if ! rustup run "$NIGHTLY" rustc --version >/dev/null 2>&1; then
   rustup toolchain install "$NIGHTLY" --profile minimal
 fi
 if [ ! -x "$tools/bin/cargo-fuzz" ]; then
-  # Built in cargo's own temporary directory, not in the fuzz or the stable build.
-  env -u CARGO_TARGET_DIR cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --quiet --root "$tools"
+  # Built in cargo's own temporary directory, not in the fuzz or the stable build; unoptimised,
+  # so that it installs sooner: it only drives cargo.
+  env -u CARGO_TARGET_DIR cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --quiet --debug --root "$tools"
 fi
 export PATH=$tools/bin:$PATH RUSTUP_TOOLCHAIN=$NIGHTLY
 
 # ASan, debug assertions and overflow checks (cargo-fuzz's defaults); 16 codegen units keep
 # the first build short, at some cost in executions per second.
 cd "$here"
-cargo fuzz build --target-dir "$build_dir" --codegen-units 16
+profile=${FUZZ_PROFILE:-release}
+case $profile in
+  release) cargo fuzz build --target-dir "$build_dir" --codegen-units 16 ;;
+  dev) cargo fuzz build --dev --target-dir "$build_dir" --codegen-units 16 ;;
+  *) echo "fuzz/run.sh: FUZZ_PROFILE is release or dev, not $profile" >&2; exit 2 ;;
+esac
 
-bin_dir=$build_dir/x86_64-unknown-linux-gnu/release
+bin_dir=$build_dir/x86_64-unknown-linux-gnu/${profile/dev/debug}
 failed=0
 printf '%-16s %12s %8s  %s\n' target executions seconds outcome
 for t in "${targets[@]}"; do

@@ -35,8 +35,9 @@ if [[ $mode == build ]]; then
   # The release builds. The C library has a cargo run of its own: in one run with the Node
   # addon, cargo would unify the engine's features and libtoolnexus would allocate with the
   # addon's mimalloc (DECISIONS.md, "The bindings allocate with mimalloc"). The Node addon and
-  # the CLI share a run, so they link side by side on the machine's cores; the wheel's build
-  # takes the engine from here too, or python-tests already made it.
+  # the CLI share a run, so they link side by side on the machine's cores (node.sh and cli.sh
+  # package what it made); the wheel's build takes the engine from here too, or python-tests
+  # already made it.
   say "release build: -p toolnexus-ffi"
   (cd "$repo" && cargo build --release --locked -p toolnexus-ffi)
   packages=()

@@ -15,8 +15,10 @@ nodebin="$(dirname "$(command -v node)")"
 build() {
   local stage="$CARGO_TARGET_DIR/dist-stage/node"
   rm -rf "$stage" "$dist/node" && mkdir -p "$stage/main" "$stage/$platform" "$dist/node"
-  (cd "$repo" && cargo build --release -p toolnexus-node --locked)
-  cp "$CARGO_TARGET_DIR/release/libtoolnexus_node.so" "$stage/$platform/toolnexus.$platform.node"
+  # The addon packaging/dist.sh built: building it here alone would compile the engine and
+  # napi again, with other features unified than in dist.sh's run beside the CLI.
+  [[ -f "$release_dir/libtoolnexus_node.so" ]] || die "no release addon: packaging/dist.sh builds it"
+  cp "$release_dir/libtoolnexus_node.so" "$stage/$platform/toolnexus.$platform.node"
   strip --strip-debug "$stage/$platform/toolnexus.$platform.node"
   (cd "$repo/bindings-node" && cp index.js index.mjs errors.js index.d.ts README.md "$stage/main/")
   # The package.json files from the committed one, the version from the workspace's.

@@ -162,25 +162,23 @@ impl RunResult {
         mut r: engine::RunResult,
         given: Option<(Object<'_>, usize)>,
     ) -> napi::Result<crate::lazy::Raw> {
-        let messages = std::mem::take(&mut r.messages);
+        let mut messages = std::mem::take(&mut r.messages);
         let mut result = RunResult::from(r);
         // The run's own messages after the caller's go in the result's JSON; a whole
         // transcript is left for first access.
+        if given.is_some() {
+            result.messages = LaterMessages(Some(std::mem::take(&mut messages)));
+        }
+        let obj = json_parse(env, &to_json_text(&result)?)?;
         match given {
             Some((history, kept)) => {
-                result.messages = LaterMessages(Some(messages));
-                let obj = json_parse(env, &to_json_text(&result)?)?;
                 let mut o = Object::from_raw(env.raw(), obj);
                 let added: Object = o.get_named_property("messages")?;
                 o.set_named_property("messages", given_then(env, history, kept, added)?)?;
-                Ok(crate::lazy::Raw(obj))
             }
-            None => {
-                let obj = json_parse(env, &to_json_text(&result)?)?;
-                crate::lazy::define_lazy_json(env, obj, c"messages", Value::Array(messages))?;
-                Ok(crate::lazy::Raw(obj))
-            }
+            None => crate::lazy::define_lazy_json(env, obj, c"messages", Value::Array(messages))?,
         }
+        Ok(crate::lazy::Raw(obj))
     }
 }
 
