@@ -47,7 +47,7 @@ VALGRIND := valgrind --quiet --child-silent-after-fork=yes --leak-check=full --e
 PREFIX ?= /usr/local
 PROFILE ?= release
 
-.PHONY: help demo test setup fmt-check clippy rust-tests cli-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests fuzz fuzz-short miri reliability dist dist-check
+.PHONY: help demo test suites setup fmt-check clippy rust-tests cli-tests spec-check bench bench-transports bench-memory bench-mock bench-peers header header-check c-lib c-tests c-asan c-install python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests fuzz fuzz-short miri reliability dist dist-check
 
 help:
 	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
@@ -55,8 +55,14 @@ help:
 demo:
 	$(CARGO) run --quiet -p toolnexus --example demo
 
-test: setup fmt-check clippy rust-tests cli-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests spec-check fuzz-short miri dist-check
+# Two lanes: the suites run one after the other while the release builds dist-check packages
+# compile beside them at the lowest CPU priority (tests/with-release-builds.sh says why).
+test: setup fmt-check clippy
+	tests/with-release-builds.sh $(MAKE) --no-print-directory suites
+	$(MAKE) --no-print-directory dist-check
 	@echo "make test: all checks passed"
+
+suites: rust-tests cli-tests header-check c-tests python-tests upstream-suite node-tests go-tests clojure-tests inbox-tests spec-check fuzz-short miri
 
 # What the tests need beyond the registries, installed when missing (tests/setup.sh).
 setup:
@@ -94,7 +100,7 @@ python-tests:
 # Upstream toolnexus 0.21.0's own tests against our Python binding, checked against
 # tests/upstream/python/expectations.txt (docs/upstream-suites.md). It reuses the binding
 # python-tests installed; under `make test` it waits for it, so even -j builds it once.
-upstream-suite: $(if $(filter test,$(MAKECMDGOALS)),python-tests)
+upstream-suite: $(if $(filter test suites,$(MAKECMDGOALS)),python-tests)
 	tests/upstream/python/run.sh
 
 node-tests:

@@ -48,10 +48,11 @@ export PATH=$tools/bin:$PATH RUSTUP_TOOLCHAIN=$NIGHTLY
 cd "$here"
 profile=${FUZZ_PROFILE:-release}
 case $profile in
-  release) cargo fuzz build --target-dir "$build_dir" --codegen-units 16 ;;
-  dev) cargo fuzz build --dev --target-dir "$build_dir" --codegen-units 16 ;;
+  release) profile_flag=() ;;
+  dev) profile_flag=(--dev) ;;
   *) echo "fuzz/run.sh: FUZZ_PROFILE is release or dev, not $profile" >&2; exit 2 ;;
 esac
+cargo fuzz build "${profile_flag[@]}" --target-dir "$build_dir" --codegen-units 16
 
 bin_dir=$build_dir/x86_64-unknown-linux-gnu/${profile/dev/debug}
 failed=0

@@ -2,15 +2,23 @@
 # make dist / make dist-check: every release artefact into dist/, then each one checked.
 #   packaging/dist.sh [ARTEFACT...]           build (default: all, in this order)
 #   packaging/dist.sh --check [ARTEFACT...]   check what was built
+#   packaging/dist.sh --compile [ARTEFACT...] only the release cargo builds the build starts with
+#                                             (make test runs them beside the suites)
 # Artefacts: c rust python go node clojure cli. Each is packaging/<artefact>.sh build|check.
 # One release build of libtoolnexus serves the C tarball, the Go module and the Clojure jar;
 # the Python and Node builds share its compiled engine through the one CARGO_TARGET_DIR.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 mode=build
-if [[ ${1:-} == --check ]]; then mode=check; shift; fi
+case ${1:-} in
+  --check) mode=check; shift ;;
+  --compile) mode=compile; shift ;;
+esac
 artefacts=("$@")
 [[ ${#artefacts[@]} -gt 0 ]] || artefacts=(c rust python go node clojure cli)
+for artefact in "${artefacts[@]}"; do
+  [[ -x "$repo/packaging/$artefact.sh" ]] || die "unknown artefact: $artefact"
+done
 
 # npm and Maven need a version in their own files: they must say the workspace's; the Python
 # package's `__version__` must say pyproject.toml's (it is imported from a plain folder too,
@@ -27,17 +35,13 @@ versions_agree() {
   echo "versions: $engine_version (engine, C, Rust, Go, Node, Clojure), $python_version (Python: upstream's API)"
 }
 
-started=$SECONDS
-versions_agree
-if [[ $mode == build ]]; then
-  [[ $# -gt 0 ]] || rm -rf "$dist"
-  mkdir -p "$dist"
-  # The release builds. The C library has a cargo run of its own: in one run with the Node
-  # addon, cargo would unify the engine's features and libtoolnexus would allocate with the
-  # addon's mimalloc (DECISIONS.md, "The bindings allocate with mimalloc"). The Node addon and
-  # the CLI share a run, so they link side by side on the machine's cores (node.sh and cli.sh
-  # package what it made); the wheel's build takes the engine from here too, or python-tests
-  # already made it.
+# The release builds. The C library has a cargo run of its own: in one run with the Node
+# addon, cargo would unify the engine's features and libtoolnexus would allocate with the
+# addon's mimalloc (DECISIONS.md, "The bindings allocate with mimalloc"). The Node addon and
+# the CLI share a run, so they link side by side on the machine's cores (node.sh and cli.sh
+# package what it made); the wheel's build takes the engine from here too, or python-tests
+# already made it. Run a second time, each is cargo finding nothing to do.
+release_builds() {
   say "release build: -p toolnexus-ffi"
   (cd "$repo" && cargo build --release --locked -p toolnexus-ffi)
   packages=()
@@ -47,9 +51,21 @@ if [[ $mode == build ]]; then
     say "release build: ${packages[*]}"
     (cd "$repo" && cargo build --release --locked "${packages[@]}")
   fi
+}
+
+started=$SECONDS
+versions_agree
+if [[ $mode == compile ]]; then
+  release_builds
+  say "release builds ($((SECONDS - started)) s)"
+  exit 0
+fi
+if [[ $mode == build ]]; then
+  [[ $# -gt 0 ]] || rm -rf "$dist"
+  mkdir -p "$dist"
+  release_builds
 fi
 for artefact in "${artefacts[@]}"; do
-  [[ -x "$repo/packaging/$artefact.sh" ]] || die "unknown artefact: $artefact"
   say "$artefact: $mode"
   t=$SECONDS
   "$repo/packaging/$artefact.sh" "$mode"
