@@ -42,9 +42,9 @@ versions_agree() {
 # package what it made); the wheel's build takes the engine from here too, or python-tests
 # already made it. Run a second time, each is cargo finding nothing to do.
 release_builds() {
+  local packages=()
   say "release build: -p toolnexus-ffi"
   (cd "$repo" && cargo build --release --locked -p toolnexus-ffi)
-  packages=()
   [[ " ${artefacts[*]} " == *" node "* ]] && packages+=(-p toolnexus-node)
   [[ " ${artefacts[*]} " == *" cli "* ]] && packages+=(-p toolnexus-cli)
   if [[ ${#packages[@]} -gt 0 ]]; then

@@ -20,11 +20,7 @@ log="$CARGO_TARGET_DIR/release-builds.log"
 # Started under job control, it has a process group of its own, so that the whole build (cargo
 # and every rustc) stops with it if CMD fails.
 set -m
-nice -n 19 bash -c '
-  set -o pipefail
-  "$1/packaging/dist.sh" --compile 2>&1 |
-    while IFS= read -r line || [[ -n $line ]]; do printf "%(%T)T %s\n" -1 "$line"; done' \
-  _ "$repo" </dev/null >"$log" &
+(nice -n 19 "$repo/packaging/dist.sh" --compile 2>&1 | "$repo/tests/stamp-lines.sh") </dev/null >"$log" &
 builds=$!
 set +m
 trap 'kill -- -"$builds" 2>/dev/null || true' EXIT
