@@ -4,6 +4,15 @@ const native = loadAddon()
 const errors = require('./errors.js')
 
 native.__registerErrorClasses(errors)
+// How the addon awaits a promise a host callback returned (src/awaiter.rs): `token` stands
+// for the waiting call.
+const settle = native.__settle
+native.__registerAwaiter((promise, token) => {
+  promise.then(
+    (value) => settle(token, true, value),
+    (error) => settle(token, false, error),
+  )
+})
 
 // `register(...tools)` as in the JS port: the addon takes one array; chainable.
 const registerArray = native.Toolkit.prototype.register

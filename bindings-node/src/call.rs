@@ -9,18 +9,16 @@
 //! napi error holding the very JS value, whose reason is what the JS port shows for it: an
 //! Error's `message`, or `String(value)`.
 
-use std::cell::Cell;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{
-    FnArgs, FromNapiValue, Function, FunctionCallContext, JsObjectValue, JsValuesTupleIntoVec, Object, ToNapiValue,
-    Unknown,
+    FromNapiValue, Function, JsObjectValue, JsValuesTupleIntoVec, Object, ToNapiValue, Unknown,
 };
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, JsValue, Status};
 use tokio::sync::oneshot;
 
+use crate::awaiter::{Settle, Settled};
 use crate::keepalive;
 
 /// A JS callback taking `T` and answering `R` or `Promise<R>`; weak (unref'd).
@@ -104,47 +102,30 @@ where
     }
 }
 
-/// A settlement handler given to `then`.
-type Handler<'e> = Function<'e, Unknown<'e>, ()>;
-
 /// Sends the settlement of `promise` (a callback's answer) to `tx`, counting `run` as waiting
 /// on the host meanwhile. Never throws: it runs inside napi's callback of the call.
 fn await_promise<R>(env: &Env, promise: sys::napi_value, run: Option<u64>, tx: oneshot::Sender<napi::Result<R>>)
 where
     R: 'static + FromNapiValue,
 {
-    let tx = Rc::new(Cell::new(Some(tx)));
-    let handler = |name: &str, fulfilled: bool| {
-        let tx = tx.clone();
-        env.create_function_from_closure::<Unknown, (), _>(name, move |ctx: FunctionCallContext| {
-            keepalive::resumed(ctx.env, run);
-            let answer = ctx.get::<Unknown>(0).and_then(|v| {
-                if fulfilled {
-                    // SAFETY: a live value of this handler's scope, on the JS thread.
-                    unsafe { R::from_napi_value(ctx.env.raw(), v.raw()) }.map_err(|e| take_exception(ctx.env.raw(), e))
-                } else {
-                    Err(thrown(ctx.env, v))
-                }
-            });
-            if let Some(tx) = tx.take() {
-                let _ = tx.send(answer);
+    let settle: Settle = Box::new(move |env, settled| {
+        let answer = match settled {
+            Settled::Fulfilled(v) => {
+                keepalive::resumed(env, run);
+                // SAFETY: a live value of the settling call's scope, on the JS thread.
+                unsafe { R::from_napi_value(env.raw(), v) }.map_err(|e| take_exception(env.raw(), e))
             }
-            Ok(())
-        })
-    };
-    let attached = (|| {
-        let (on_fulfilled, on_rejected) = (handler("fulfilled", true)?, handler("rejected", false)?);
-        let obj = Object::from_raw(env.raw(), promise);
-        let then: Function<FnArgs<(Handler, Handler)>, Unknown> = obj.get_named_property("then")?;
-        apply_caught(&then, obj, FnArgs::from((on_fulfilled, on_rejected)))
-    })();
-    match attached {
-        Ok(_) => keepalive::waiting(env, run),
-        Err(e) => {
-            if let Some(tx) = tx.take() {
-                let _ = tx.send(Err(take_exception(env.raw(), e)));
+            Settled::Rejected(v) => {
+                keepalive::resumed(env, run);
+                // SAFETY: as above.
+                Err(thrown(env, unsafe { Unknown::from_raw_unchecked(env.raw(), v) }))
             }
-        }
+            Settled::Unawaitable(e) => Err(take_exception(env.raw(), e)),
+        };
+        let _ = tx.send(answer);
+    });
+    if crate::awaiter::attach(env, promise, settle) {
+        keepalive::waiting(env, run);
     }
 }
 
@@ -184,7 +165,7 @@ where
 }
 
 /// `e`, or the JS exception pending on `env` (then cleared) when there is one.
-fn take_exception(env: sys::napi_env, e: napi::Error) -> napi::Error {
+pub(crate) fn take_exception(env: sys::napi_env, e: napi::Error) -> napi::Error {
     let mut pending = false;
     // SAFETY: `env` is a live env, on its JS thread.
     unsafe { sys::napi_is_exception_pending(env, &mut pending) };

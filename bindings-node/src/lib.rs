@@ -15,6 +15,7 @@
 
 mod answer;
 mod args;
+mod awaiter;
 mod call;
 mod callbacks;
 mod client;
