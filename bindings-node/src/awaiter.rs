@@ -83,10 +83,26 @@ pub fn attach(env: &Env, promise: sys::napi_value, settle: Settle) -> bool {
         return false;
     };
     let slot: *mut Slot = Box::into_raw(Box::new(Cell::new(Some(settle))));
-    match call_awaiter(env, reference, promise, slot) {
+    let mut token = ptr::null_mut();
+    // SAFETY: on the JS thread; from here the external's finalizer owns `slot`.
+    let status =
+        unsafe { sys::napi_create_external(env.raw(), slot.cast(), Some(free_slot), ptr::null_mut(), &mut token) };
+    if status != Status::Ok as i32 {
+        // SAFETY: no external was made, so nothing else holds the slot.
+        let slot = unsafe { Box::from_raw(slot) };
+        if let Some(run) = slot.take() {
+            run(
+                env,
+                Settled::Unawaitable(napi::Error::new(Status::GenericFailure, "toolnexus: no token for a promise")),
+            );
+        }
+        return false;
+    }
+    LIVE.with(|l| l.borrow_mut().insert(slot as usize));
+    match call_awaiter(env, reference, promise, token) {
         Ok(()) => true,
         Err(e) => {
-            // SAFETY: the slot lives until its external's finalizer (or the free below), later.
+            // SAFETY: the external owns the slot and lives at least until this call returns.
             if let Some(run) = unsafe { &*slot }.take() {
                 run(env, Settled::Unawaitable(e));
             }
@@ -95,19 +111,14 @@ pub fn attach(env: &Env, promise: sys::napi_value, settle: Settle) -> bool {
     }
 }
 
-/// `awaiter(promise, token)`, the token an external owning `slot`. On an error before the
-/// external owns it, `slot` is freed here.
-fn call_awaiter(env: &Env, reference: sys::napi_ref, promise: sys::napi_value, slot: *mut Slot) -> napi::Result<()> {
+/// `awaiter(promise, token)`; a throw becomes an `Err` and leaves no exception pending.
+fn call_awaiter(
+    env: &Env,
+    reference: sys::napi_ref,
+    promise: sys::napi_value,
+    token: sys::napi_value,
+) -> napi::Result<()> {
     let raw = env.raw();
-    let mut token = ptr::null_mut();
-    // SAFETY: on the JS thread; from here the external's finalizer owns `slot`. If creating it
-    // fails, nothing else holds the slot.
-    let status = unsafe { sys::napi_create_external(raw, slot.cast(), Some(free_slot), ptr::null_mut(), &mut token) };
-    if status != Status::Ok as i32 {
-        drop(unsafe { Box::from_raw(slot) });
-        return napi::check_status!(status);
-    }
-    LIVE.with(|l| l.borrow_mut().insert(slot as usize));
     let (mut awaiter, mut undefined, mut out) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
     // SAFETY: on the JS thread with live values of `env`; `reference` is this env's.
     unsafe {
@@ -122,6 +133,6 @@ fn call_awaiter(env: &Env, reference: sys::napi_ref, promise: sys::napi_value, s
 unsafe extern "C" fn free_slot(_: sys::napi_env, data: *mut c_void, _: *mut c_void) {
     // A finalizer run as the thread ends may find its locals gone: the slot is freed anyway.
     let _ = LIVE.try_with(|l| l.borrow_mut().remove(&(data as usize)));
-    // SAFETY: `data` is the slot `call_awaiter` gave this external; its finalizer runs once.
+    // SAFETY: `data` is the slot `attach` gave this external; its finalizer runs once.
     drop(unsafe { Box::from_raw(data.cast::<Slot>()) });
 }
