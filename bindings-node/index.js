@@ -4,14 +4,51 @@ const native = loadAddon()
 const errors = require('./errors.js')
 
 native.__registerErrorClasses(errors)
-// How the addon awaits a promise a host callback returned (src/awaiter.rs): `token` stands
-// for the waiting call.
+
+// What the addon calls back into JS for (src/helpers.rs).
 const settle = native.__settle
-native.__registerAwaiter((promise, token) => {
-  promise.then(
-    (value) => settle(token, true, value),
-    (error) => settle(token, false, error),
-  )
+const takeHeld = native.__takeHeld
+const dropHeld = native.__dropHeld
+const { slice, concat } = Array.prototype
+const dataProperty = (value) => ({ value, writable: true, enumerable: true, configurable: true })
+// A result's `messages` until first read or write (src/lazy.rs): the transcript waits in the
+// addon until then. Read through an heir (`Object.create(result)`), the result itself is
+// filled; an object holding nothing gives `undefined`.
+const lazyMessages = {
+  get() {
+    for (let o = this; o !== null && o !== undefined; o = Object.getPrototypeOf(o)) {
+      const messages = takeHeld(o)
+      if (messages !== null) {
+        Object.defineProperty(o, 'messages', dataProperty(messages))
+        return messages
+      }
+    }
+    return undefined
+  },
+  set(value) {
+    dropHeld(this)
+    Object.defineProperty(this, 'messages', dataProperty(value))
+  },
+  enumerable: true,
+  configurable: true,
+}
+native.__registerHelpers({
+  // `token` stands for the call waiting on `promise` (src/awaiter.rs).
+  await(promise, token) {
+    promise.then(
+      (value) => settle(token, true, value),
+      (error) => settle(token, false, error),
+    )
+  },
+  parse: JSON.parse,
+  stringify: JSON.stringify,
+  lazyResult: (text) => Object.defineProperty(JSON.parse(text), 'messages', lazyMessages),
+  // The caller's first `kept` messages, the same JS values, then the run's own.
+  givenResult(text, history, kept) {
+    const result = JSON.parse(text)
+    result.messages = concat.call(slice.call(history, 0, kept), result.messages)
+    return result
+  },
 })
 
 // `register(...tools)` as in the JS port: the addon takes one array; chainable.

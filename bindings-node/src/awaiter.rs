@@ -1,5 +1,5 @@
-//! Awaiting a Promise a host callback returned. `index.js` registers one JS function,
-//! `(promise, token) => promise.then(v => __settle(token, true, v), e => __settle(token, false, e))`,
+//! Awaiting a Promise a host callback returned. `index.js` registers one JS function
+//! (`helpers.rs`), `(promise, token) => promise.then(v => __settle(token, true, v), e => __settle(token, false, e))`,
 //! and every promise goes through it with a token: an external holding what to do when the
 //! promise settles. Measured (callgrind, the Node bench runner's weather run, two promised tool
 //! results per unit): two napi handler functions made per promise, as before, cost about 16k
@@ -14,15 +14,17 @@ use std::collections::HashSet;
 use std::ffi::c_void;
 use std::ptr;
 
-use napi::bindgen_prelude::{Function, JsValue, Unknown};
+use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{sys, Env, Status};
 use napi_derive::napi;
+
+use crate::helpers::Helper;
 
 /// How a promise ended, handed to its [`Settle`] on the JS thread.
 pub enum Settled {
     Fulfilled(sys::napi_value),
     Rejected(sys::napi_value),
-    /// It could not be awaited (its `then` threw, or the package entry registered no awaiter).
+    /// It could not be awaited (its `then` threw, or the package entry registered no helpers).
     Unawaitable(napi::Error),
 }
 
@@ -33,26 +35,9 @@ pub type Settle = Box<dyn FnOnce(&Env, Settled)>;
 type Slot = Cell<Option<Settle>>;
 
 thread_local! {
-    /// The awaiter `index.js` registered in this thread's JS environment, and that environment.
-    static AWAITER: Cell<Option<(sys::napi_env, sys::napi_ref)>> = const { Cell::new(None) };
     /// The slots of the tokens alive on this thread: `__settle` reads only an external it made
     /// (any other external would be another addon's memory).
     static LIVE: RefCell<HashSet<usize>> = RefCell::new(HashSet::new());
-}
-
-/// Receives the awaiter from `index.js`.
-#[napi(js_name = "__registerAwaiter", skip_typescript)]
-pub fn register_awaiter(env: Env, awaiter: Function<'_, Unknown<'_>, Unknown<'_>>) -> napi::Result<()> {
-    let mut reference = ptr::null_mut();
-    // SAFETY: on the JS thread with a live function of `env`. A registration replacing an
-    // earlier one of the same environment (the entry loaded twice) releases that one.
-    napi::check_status!(unsafe { sys::napi_create_reference(env.raw(), awaiter.raw(), 1, &mut reference) })?;
-    if let Some((was_env, was)) = AWAITER.with(|a| a.replace(Some((env.raw(), reference)))) {
-        if was_env == env.raw() {
-            unsafe { sys::napi_delete_reference(env.raw(), was) };
-        }
-    }
-    Ok(())
 }
 
 /// Settles the promise `token` stands for; the awaiter's handlers call it. A token already
@@ -76,12 +61,6 @@ pub fn settle(env: Env, token: Unknown<'_>, fulfilled: bool, value: Unknown<'_>)
 /// Hands `promise` to the awaiter with a token for `settle`, and says whether it is now
 /// awaited. If not, `settle` has been given [`Settled::Unawaitable`] already.
 pub fn attach(env: &Env, promise: sys::napi_value, settle: Settle) -> bool {
-    let awaiter = AWAITER.with(Cell::get).filter(|(e, _)| *e == env.raw());
-    let Some((_, reference)) = awaiter else {
-        let e = napi::Error::from_reason("toolnexus: the package entry (index.js) registered no awaiter");
-        settle(env, Settled::Unawaitable(e));
-        return false;
-    };
     let slot: *mut Slot = Box::into_raw(Box::new(Cell::new(Some(settle))));
     let mut token = ptr::null_mut();
     // SAFETY: on the JS thread; from here the external's finalizer owns `slot`.
@@ -99,8 +78,8 @@ pub fn attach(env: &Env, promise: sys::napi_value, settle: Settle) -> bool {
         return false;
     }
     LIVE.with(|l| l.borrow_mut().insert(slot as usize));
-    match call_awaiter(env, reference, promise, token) {
-        Ok(()) => true,
+    match crate::helpers::call(env.raw(), Helper::Await, &[promise, token]) {
+        Ok(_) => true,
         Err(e) => {
             // SAFETY: the external owns the slot and lives at least until this call returns.
             if let Some(run) = unsafe { &*slot }.take() {
@@ -108,25 +87,6 @@ pub fn attach(env: &Env, promise: sys::napi_value, settle: Settle) -> bool {
             }
             false
         }
-    }
-}
-
-/// `awaiter(promise, token)`; a throw becomes an `Err` and leaves no exception pending.
-fn call_awaiter(
-    env: &Env,
-    reference: sys::napi_ref,
-    promise: sys::napi_value,
-    token: sys::napi_value,
-) -> napi::Result<()> {
-    let raw = env.raw();
-    let (mut awaiter, mut undefined, mut out) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-    // SAFETY: on the JS thread with live values of `env`; `reference` is this env's.
-    unsafe {
-        napi::check_status!(sys::napi_get_reference_value(raw, reference, &mut awaiter))?;
-        napi::check_status!(sys::napi_get_undefined(raw, &mut undefined))?;
-        let args = [promise, token];
-        let status = sys::napi_call_function(raw, undefined, awaiter, args.len(), args.as_ptr(), &mut out);
-        napi::check_status!(status).map_err(|e| crate::call::take_exception(raw, e))
     }
 }
 

@@ -7,13 +7,14 @@
 //! a `None` field as napi does.
 
 use engine::JsonObject;
-use napi::bindgen_prelude::{FnArgs, FromNapiValue, Function, JsObjectValue, Object, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, Object, ToNapiValue, Unknown};
 use napi::{sys, Env, JsValue, ValueType};
 use napi_derive::napi;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::invalid;
+use crate::helpers::{self, Helper};
 
 /// What a suspended tool is waiting for (wire keys, shared by every port).
 #[napi(object)]
@@ -169,15 +170,21 @@ impl RunResult {
         if given.is_some() {
             result.messages = LaterMessages(Some(std::mem::take(&mut messages)));
         }
-        let obj = json_parse(env, &to_json_text(&result)?)?;
-        match given {
+        let raw = env.raw();
+        // SAFETY: on the JS thread of `env`.
+        let text = unsafe { <&str>::to_napi_value(raw, &to_json_text(&result)?) }?;
+        let obj = match given {
             Some((history, kept)) => {
-                let mut o = Object::from_raw(env.raw(), obj);
-                let added: Object = o.get_named_property("messages")?;
-                o.set_named_property("messages", given_then(env, history, kept, added)?)?;
+                // SAFETY: as above.
+                let kept = unsafe { f64::to_napi_value(raw, kept as f64) }?;
+                helpers::call(raw, Helper::GivenResult, &[text, history.raw(), kept])?
             }
-            None => crate::lazy::define_lazy_json(env, obj, c"messages", Value::Array(messages))?,
-        }
+            None => {
+                let obj = helpers::call(raw, Helper::LazyResult, &[text])?;
+                crate::lazy::hold(env, obj, Value::Array(messages))?;
+                obj
+            }
+        };
         Ok(crate::lazy::Raw(obj))
     }
 }
@@ -185,17 +192,6 @@ impl RunResult {
 /// `value` as JSON text; serde_json's error (a map key that is not a string) as napi's.
 fn to_json_text(value: &impl Serialize) -> napi::Result<String> {
     serde_json::to_string(value).map_err(|e| napi::Error::from_reason(e.to_string()))
-}
-
-/// `history.slice(0, kept).concat(added)` by `Array.prototype`'s own methods: the caller's
-/// first `kept` messages, the same JS values, then the run's own.
-fn given_then<'e>(env: &Env, history: Object<'e>, kept: usize, added: Object<'e>) -> napi::Result<Object<'e>> {
-    let array: Function<Unknown, Unknown> = env.get_global()?.get_named_property("Array")?;
-    let prototype: Object = array.get_named_property("prototype")?;
-    let slice: Function<FnArgs<(u32, u32)>, Object> = prototype.get_named_property("slice")?;
-    let concat: Function<Object, Object> = prototype.get_named_property("concat")?;
-    let head = crate::call::apply_caught(&slice, history, FnArgs::from((0, kept as u32)))?;
-    crate::call::apply_caught(&concat, head, added)
 }
 
 /// The `messages` slot of a [`RunResult`] while it is being built: the messages to write into
@@ -329,11 +325,9 @@ impl FromNapiValue for ToolValue {
 
 /// `JSON.stringify(v)` (`undefined` for values JSON cannot show becomes an empty string).
 fn json_stringify(env: sys::napi_env, v: sys::napi_value) -> napi::Result<String> {
-    let env = Env::from_raw(env);
-    let json: Object = env.get_global()?.get_named_property("JSON")?;
-    let stringify: Function<Unknown, Option<String>> = json.get_named_property("stringify")?;
-    let value = unsafe { Unknown::from_raw_unchecked(env.raw(), v) };
-    Ok(crate::call::apply_caught(&stringify, json, value)?.unwrap_or_default())
+    let out = helpers::call(env, Helper::Stringify, &[v])?;
+    // SAFETY: a value of `env`, on its JS thread.
+    Ok(unsafe { Option::<String>::from_napi_value(env, out) }?.unwrap_or_default())
 }
 
 /// A JSON value that crosses as JSON text: `JSON.stringify` on the way in, `JSON.parse` on
@@ -394,13 +388,8 @@ impl FromNapiValue for JsonText {
 
 impl ToNapiValue for Json {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        json_parse(&Env::from_raw(env), &to_json_text(&val.0)?)
+        // SAFETY: passed on from napi's own call, on the JS thread.
+        let text = unsafe { <&str>::to_napi_value(env, &to_json_text(&val.0)?) }?;
+        helpers::call(env, Helper::Parse, &[text])
     }
-}
-
-/// `JSON.parse(text)`, on the JS thread of `env`.
-fn json_parse(env: &Env, text: &str) -> napi::Result<sys::napi_value> {
-    let json: Object = env.get_global()?.get_named_property("JSON")?;
-    let parse: Function<&str, Unknown> = json.get_named_property("parse")?;
-    Ok(crate::call::apply_caught(&parse, json, text)?.raw())
 }

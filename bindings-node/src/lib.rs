@@ -5,8 +5,8 @@
 //! (tool `run`, `waitFor`, hooks, `onError`, `fetch`) as the engine trait it plays through a
 //! weak `ThreadsafeFunction` (`call.rs`), settles runs as Promises that keep the process alive
 //! only while the engine works (`keepalive.rs`), and maps errors once (`error.rs`). `index.js`
-//! loads the addon, registers the error classes of `errors.js`, and is the package's CommonJS
-//! entry; `index.mjs` is the ESM one.
+//! loads the addon, registers the error classes of `errors.js` and the JS helpers the addon
+//! calls (`helpers.rs`), and is the package's CommonJS entry; `index.mjs` is the ESM one.
 #![deny(clippy::all)]
 // The JS API is documented in index.d.ts and the README.
 #![allow(missing_docs)]
@@ -23,6 +23,7 @@ mod content;
 mod convert;
 mod error;
 mod fetch;
+mod helpers;
 mod keepalive;
 mod lazy;
 mod mcp;
