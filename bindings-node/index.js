@@ -49,6 +49,13 @@ native.__registerHelpers({
     result.messages = concat.call(slice.call(history, 0, kept), result.messages)
     return result
   },
+  // A tool's `(args, ctx)` (src/tool.rs); its arguments read by `JSON.parse`, as the JS port does.
+  toolCall(args, callId, answer, timeout) {
+    const ctx = { callId }
+    if (answer !== undefined) ctx.answer = answer
+    if (timeout !== undefined) ctx.timeout = timeout
+    return [JSON.parse(args), ctx]
+  },
 })
 
 // `register(...tools)` as in the JS port: the addon takes one array; chainable.

@@ -190,7 +190,7 @@ impl RunResult {
 }
 
 /// `value` as JSON text; serde_json's error (a map key that is not a string) as napi's.
-fn to_json_text(value: &impl Serialize) -> napi::Result<String> {
+pub(crate) fn to_json_text(value: &impl Serialize) -> napi::Result<String> {
     serde_json::to_string(value).map_err(|e| napi::Error::from_reason(e.to_string()))
 }
 
@@ -302,8 +302,9 @@ impl FromNapiValue for ToolValue {
             ValueType::Boolean => engine::ToolResult::ok(unsafe { bool::from_napi_value(env, v)? }.to_string()),
             ValueType::Number => {
                 let n = unsafe { f64::from_napi_value(env, v)? };
-                // Integers print the same in Rust and JS below 1e21; anything else is JS's own text.
-                if n.fract() == 0.0 && n.abs() < 1e21 {
+                // Integers print the same in Rust and JS up to 2^53 (past it JS prints the
+                // shortest digits that read back, then zeros); anything else is JS's own text.
+                if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 {
                     engine::ToolResult::ok(format!("{}", n as i128))
                 } else {
                     engine::ToolResult::ok(json_stringify(env, v)?)

@@ -1,9 +1,10 @@
 //! The JS functions `index.js` hands the addon once, through `__registerHelpers`, for work that
 //! costs less done in JS than through napi: awaiting a promise (`awaiter.rs`), V8's JSON codec
-//! (`convert.rs`), and giving a run's result its `messages` (`convert.rs`, `lazy.rs`). Each is
-//! held by a reference, so a call costs one `napi_call_function` instead of the global lookups
-//! and the functions napi would make per call (callgrind, the Node bench runner: a lazy
-//! `messages` defined through napi made its getter and setter anew for every result).
+//! (`convert.rs`), giving a run's result its `messages` (`convert.rs`, `lazy.rs`), and a tool's
+//! `(args, ctx)` (`tool.rs`). Each is held by a reference, so a call costs one
+//! `napi_call_function` instead of the global lookups and the functions napi would make per
+//! call (callgrind, the Node bench runner: a lazy `messages` defined through napi made its
+//! getter and setter anew for every result).
 
 use std::cell::Cell;
 use std::ptr;
@@ -12,7 +13,7 @@ use napi::bindgen_prelude::{JsObjectValue, Object, Unknown};
 use napi::{sys, Env, JsValue, ValueType};
 use napi_derive::napi;
 
-/// A helper, by its name in the object `index.js` registers.
+/// A helper, by its name in the object `index.js` registers (in the order of `NAMES`).
 #[derive(Clone, Copy)]
 pub enum Helper {
     /// `(promise, token)`: settles `token` through `__settle` when `promise` does.
@@ -26,9 +27,12 @@ pub enum Helper {
     /// `(text, history, kept)`: the result `JSON.parse(text)`, its `messages` following the
     /// first `kept` of the caller's `history`.
     GivenResult,
+    /// `(argsText, callId, answer, timeout)`: a tool's `[args, ctx]`, `answer` and `timeout`
+    /// left out of `ctx` when `undefined`.
+    ToolCall,
 }
 
-const NAMES: [&str; 5] = ["await", "parse", "stringify", "lazyResult", "givenResult"];
+const NAMES: [&str; 6] = ["await", "parse", "stringify", "lazyResult", "givenResult", "toolCall"];
 
 type Table = (sys::napi_env, [sys::napi_ref; NAMES.len()]);
 

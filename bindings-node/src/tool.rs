@@ -16,8 +16,9 @@ use serde_json::Value;
 
 use crate::args::{arg, object_arg, optional_object_arg, type_of};
 use crate::call::{call, callback, method, Callback, MaybePromise};
-use crate::convert::{tool_result_from_json, Answer, ToolResult, ToolValue};
+use crate::convert::{to_json_text, tool_result_from_json, Answer, ToolResult, ToolValue};
 use crate::error::{invalid, throw};
+use crate::helpers::{self, Helper};
 
 /// The second argument of a tool's `run`.
 #[napi(object, object_from_js = false)]
@@ -41,17 +42,30 @@ pub struct ToolCall {
 }
 
 impl JsValuesTupleIntoVec for ToolCall {
+    /// Through the `toolCall` helper (`helpers.rs`): the arguments are made by `JSON.parse`, as
+    /// the JS port reads them (napi's own conversion made an integer past 2^32 a BigInt), in
+    /// one call instead of napi's per property.
     fn into_vec(self, env: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
-        let args = unsafe { Value::to_napi_value(env, self.args)? };
-        let mut ctx = Object::new(&Env::from_raw(env))?;
-        ctx.set("callId", self.call_id)?;
-        if let Some(a) = self.answer {
-            ctx.set("answer", Answer::from(a))?;
+        let undefined = |env| unsafe { <()>::to_napi_value(env, ()) };
+        // SAFETY (the conversions): napi's own call, on the JS thread.
+        let args = unsafe { <&str>::to_napi_value(env, &to_json_text(&self.args)?) }?;
+        let call_id = unsafe { String::to_napi_value(env, self.call_id) }?;
+        let answer = match self.answer {
+            Some(a) => unsafe { Answer::to_napi_value(env, Answer::from(a)) }?,
+            None => undefined(env)?,
+        };
+        let timeout = match self.timeout_ms {
+            Some(ms) => unsafe { f64::to_napi_value(env, ms) }?,
+            None => undefined(env)?,
+        };
+        let pair = helpers::call(env, Helper::ToolCall, &[args, call_id, answer, timeout])?;
+        let (mut args, mut ctx) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: `pair` is the helper's two-element array, a value of `env`.
+        unsafe {
+            napi::check_status!(sys::napi_get_element(env, pair, 0, &mut args))?;
+            napi::check_status!(sys::napi_get_element(env, pair, 1, &mut ctx))?;
         }
-        if let Some(ms) = self.timeout_ms {
-            ctx.set("timeout", ms)?;
-        }
-        Ok(vec![args, ctx.raw()])
+        Ok(vec![args, ctx])
     }
 }
 

@@ -163,6 +163,14 @@ describe('both styles', () => {
     assert.equal(JSON.parse(JSON.stringify(r)).toolCalls[0].args.b, 1)
   })
 
+  test("a tool's arguments are read as JSON.parse reads them: integers past 2^32 are numbers", async () => {
+    const tk = await weatherToolkit()
+    const args = '{"a":5000000000,"b":12345678901234567890}'
+    mock.script([openaiReply(null, [['c1', 'add', args]]), openaiReply('big')])
+    const r = await openai().run('sum', { toolkit: tk })
+    assert.deepEqual([r.toolCalls[0].isError, r.toolCalls[0].output], [false, String(5000000000 + 12345678901234567890)])
+  })
+
   test('history continues a transcript', async () => {
     mock.script([openaiReply('again')])
     const history = [
